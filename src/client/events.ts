@@ -1,0 +1,118 @@
+// The event stream of `GET /global/event` as an async iterator. opencode sends only `data:` lines,
+// a heartbeat every 10 s and no replay (notes §2), so a silent stream is treated as dropped, and
+// after a reconnect the consumer is told (`conductor.reconnected`) so it can re-read state.
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { AuthError, OpencodeError } from "./errors.js";
+import type { OpencodeEvent, ReconnectedEvent } from "./types.js";
+
+export interface EventsOptions {
+  signal?: AbortSignal;
+  /** Reconnect when the stream drops (default true). */
+  reconnect?: boolean;
+  /** A stream silent this long (ms) is considered dead; opencode heartbeats every 10 s. Default 35 000. */
+  idleTimeoutMs?: number;
+  /** Longest wait between reconnect attempts (ms). Default 5 000. */
+  maxBackoffMs?: number;
+}
+
+type OpenStream = (signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
+
+const SKIPPED = new Set(["sync", "server.heartbeat"]);
+
+export async function* streamEvents(open: OpenStream, options: EventsOptions = {}): AsyncGenerator<OpencodeEvent | ReconnectedEvent> {
+  const { signal, reconnect = true, idleTimeoutMs = 35_000, maxBackoffMs = 5_000 } = options;
+  let attempt = 0;
+  let downSince: number | undefined;
+  let connectedOnce = false;
+  while (!signal?.aborted) {
+    const controller = new AbortController();
+    const abort = () => controller.abort(signal?.reason);
+    signal?.addEventListener("abort", abort, { once: true });
+    try {
+      const stream = await open(controller.signal);
+      connectedOnce = true;
+      for await (const event of readEvents(stream, controller, idleTimeoutMs)) {
+        if (event.type === "server.connected" && downSince !== undefined) {
+          // Subscribed again: now the consumer can re-read state without missing what follows.
+          yield event;
+          yield { type: "conductor.reconnected", properties: { attempt, downtimeMs: Date.now() - downSince } };
+          downSince = undefined;
+          attempt = 0;
+          continue;
+        }
+        yield event;
+      }
+    } catch (error) {
+      if (signal?.aborted) return;
+      // Wrong credentials or a bad request will not heal by retrying.
+      if (error instanceof AuthError || (error instanceof OpencodeError && error.status >= 400 && error.status < 500)) throw error;
+      // A server that never answered is reported at once rather than retried forever.
+      if (!reconnect || !connectedOnce) throw error;
+    } finally {
+      signal?.removeEventListener("abort", abort);
+      controller.abort();
+    }
+    if (!reconnect || signal?.aborted) return;
+    downSince ??= Date.now();
+    attempt++;
+    await sleep(Math.min(maxBackoffMs, 100 * 2 ** (attempt - 1)), signal);
+  }
+}
+
+async function* readEvents(stream: ReadableStream<Uint8Array>, controller: AbortController, idleTimeoutMs: number): AsyncGenerator<OpencodeEvent> {
+  const pending: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => pending.push(message) });
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let idleTimer: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => controller.abort(new Error("event stream silent")), idleTimeoutMs);
+  };
+  const onAbort = () => void reader.cancel().catch(() => undefined);
+  controller.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    armIdle();
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      armIdle();
+      parser.feed(decoder.decode(value, { stream: true }));
+      while (pending.length > 0) {
+        const event = parseMessage(pending.shift()!);
+        if (event) yield event;
+      }
+    }
+  } finally {
+    clearTimeout(idleTimer);
+    controller.signal.removeEventListener("abort", onAbort);
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+function parseMessage(message: EventSourceMessage): OpencodeEvent | undefined {
+  let data: { directory?: string; project?: string; payload?: { type?: string } };
+  try {
+    data = JSON.parse(message.data);
+  } catch {
+    return undefined; // not JSON: nothing we can use
+  }
+  const payload = data.payload;
+  if (!payload || typeof payload.type !== "string" || SKIPPED.has(payload.type)) return undefined;
+  const event = { ...payload } as OpencodeEvent;
+  if (data.directory !== undefined) event.directory = data.directory;
+  if (data.project !== undefined) event.project = data.project;
+  return event;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,13 @@
+export { connect, type ConnectOptions, type OpencodeClient } from "./connect.js";
+export type { EventsOptions } from "./events.js";
+export {
+  AuthError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  NotFoundError,
+  OpencodeError,
+  ServerError,
+} from "./errors.js";
+export { freePort, randomPassword, resolveOpencodeBinary, spawnOpencode, type SpawnedOpencode, type SpawnOpencodeOptions } from "./spawn.js";
+export type { CallArgs, CallOptions, CallResult, EventOf, OpencodeEvent, OpencodeEventType, OperationId, ReconnectedEvent, Schemas } from "./types.js";

@@ -1,0 +1,203 @@
+// Start and stop an `opencode serve` process. Used by spec:fetch, the test harness and (later)
+// auto-start and private instances. Facts it relies on (notes §0.2, §1): `--port 0` is not random
+// (it binds 4096), so we pick a free port ourselves; readiness is the stdout line
+// "opencode server listening on http://HOST:PORT"; SIGTERM stops it in about 2 s.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+
+export interface SpawnOpencodeOptions {
+  /** Project directory the server starts in (its default instance). */
+  cwd: string;
+  /** Path of the opencode binary; default: {@link resolveOpencodeBinary}. */
+  binary?: string;
+  /** Port to listen on; default: a free loopback port chosen here. */
+  port?: number;
+  hostname?: string;
+  /** Server password; default: a random one. */
+  password?: string;
+  username?: string;
+  /** Environment of the child. Default: this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  /** Extra arguments after `serve --port N --hostname H`. */
+  args?: string[];
+  /** How long to wait for the "listening on" line. */
+  startTimeoutMs?: number;
+}
+
+export interface SpawnedOpencode {
+  url: string;
+  port: number;
+  pid: number;
+  username: string;
+  password: string;
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  exited: Promise<number | string>;
+  /** Output the process printed so far (stdout + stderr), for diagnostics. */
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const LISTENING = /opencode server listening on (http:\/\/[^\s:]+:(\d+))/;
+
+/** The pinned binary from the `opencode-ai` package when installed, else `opencode` on PATH. */
+export function resolveOpencodeBinary(): string {
+  if (process.env.OPENCODE_BIN) return process.env.OPENCODE_BIN;
+  try {
+    const pkg = createRequire(import.meta.url).resolve("opencode-ai/package.json");
+    const bin = join(dirname(pkg), "bin", "opencode.exe");
+    if (existsSync(bin)) return bin;
+  } catch {
+    // not installed: fall through to PATH
+  }
+  return "opencode";
+}
+
+/** A port that was free on the loopback interface a moment ago. */
+export async function freePort(host = "127.0.0.1"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === "object") resolve(address.port);
+        else reject(new Error("could not determine a free port"));
+      });
+    });
+  });
+}
+
+export function randomPassword(): string {
+  return randomBytes(18).toString("base64url");
+}
+
+// Children still alive when this process exits are killed, so nothing is left behind.
+const alive = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function trackChild(child: ChildProcess): void {
+  alive.add(child);
+  child.once("exit", () => alive.delete(child));
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const c of alive) killGroup(c, "SIGKILL");
+  });
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal); // the whole group: opencode may have spawned helpers
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+export async function spawnOpencode(options: SpawnOpencodeOptions): Promise<SpawnedOpencode> {
+  const hostname = options.hostname ?? "127.0.0.1";
+  const username = options.username ?? "opencode";
+  const password = options.password ?? randomPassword();
+  const binary = options.binary ?? resolveOpencodeBinary();
+  // A port chosen here can be taken by someone else before opencode binds it: try a few.
+  const attempts = options.port === undefined ? 3 : 1;
+  let lastError: unknown;
+  for (let i = 0; i < attempts; i++) {
+    const port = options.port ?? (await freePort(hostname));
+    try {
+      return await startOnce({ ...options, binary, hostname, username, password, port });
+    } catch (error) {
+      lastError = error;
+      if (!(error instanceof Error && /ServeError|EADDRINUSE/.test(error.message))) break;
+    }
+  }
+  throw lastError;
+}
+
+async function startOnce(
+  o: SpawnOpencodeOptions & { binary: string; hostname: string; username: string; password: string; port: number },
+): Promise<SpawnedOpencode> {
+  const env: NodeJS.ProcessEnv = { ...(o.env ?? process.env), OPENCODE_SERVER_PASSWORD: o.password };
+  if (o.username !== "opencode") env.OPENCODE_SERVER_USERNAME = o.username;
+  else delete env.OPENCODE_SERVER_USERNAME;
+
+  const args = ["serve", "--port", String(o.port), "--hostname", o.hostname, ...(o.args ?? [])];
+  const child = spawn(o.binary, args, { cwd: o.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  trackChild(child);
+
+  let output = "";
+  const exited = new Promise<number | string>((resolve) => {
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
+  });
+  child.once("error", (error) => {
+    output += `\n${error.message}`;
+  });
+
+  const ready = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = LISTENING.exec(output);
+      if (match?.[1]) resolve(match[1]);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    void exited.then((code) =>
+      reject(new Error(`opencode serve exited (${code}) before listening: ${scrub(output, o.password).trim()}`)),
+    );
+  });
+
+  const timeoutMs = o.startTimeoutMs ?? 30_000;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`opencode serve did not print its "listening on" line within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+
+  let url: string;
+  try {
+    url = await Promise.race([ready, timeout]);
+  } catch (error) {
+    killGroup(child, "SIGKILL");
+    await exited;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+
+  const stop = async (graceMs = 5_000): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    killGroup(child, "SIGTERM");
+    const killer = setTimeout(() => killGroup(child, "SIGKILL"), graceMs);
+    await exited;
+    clearTimeout(killer);
+    killGroup(child, "SIGKILL"); // helpers the server left in its group
+  };
+
+  return {
+    url,
+    port: o.port,
+    pid: child.pid!,
+    username: o.username,
+    password: o.password,
+    exited,
+    output: () => scrub(output, o.password),
+    stop,
+  };
+}
+
+function scrub(text: string, secret: string): string {
+  return secret ? text.split(secret).join("***") : text;
+}

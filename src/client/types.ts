@@ -1,0 +1,70 @@
+// Types of `client.call(operationId, args)`, derived from the generated `operations` interface so a
+// wrong operation id, a missing path parameter or a misspelt body field is a compile error.
+import type { components, operations as OperationTypes } from "../../generated/openapi.js";
+import type { OperationId } from "../../generated/operations.js";
+
+export type { OperationId };
+export type Schemas = components["schemas"];
+
+type Op<Id extends OperationId> = OperationTypes[Id];
+type Params<Id extends OperationId> = Op<Id> extends { parameters: infer P } ? P : never;
+
+type PathArgs<P> = P extends { path: infer V } ? { path: V } : { path?: undefined };
+type QueryArgs<P> = P extends { query: infer V }
+  ? { query: V }
+  : P extends { query?: infer V }
+    ? [NonNullable<V>] extends [never]
+      ? { query?: undefined }
+      : { query?: NonNullable<V> }
+    : { query?: undefined };
+type JsonOf<C> = C extends { content: { "application/json": infer B } } ? B : never;
+type BodyArgs<O> = O extends { requestBody: infer R }
+  ? { body: JsonOf<R> }
+  : O extends { requestBody?: infer R }
+    ? [NonNullable<R>] extends [never]
+      ? { body?: undefined }
+      : { body?: JsonOf<NonNullable<R>> }
+    : { body?: undefined };
+
+/** `{ path, query, body }` of one operation; keys are required exactly when the spec requires them. */
+export type CallArgs<Id extends OperationId> = PathArgs<Params<Id>> & QueryArgs<Params<Id>> & BodyArgs<Op<Id>>;
+
+type RequiredKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? never : K }[keyof T];
+
+export interface CallOptions {
+  /** Per-request timeout (ms) for the response headers; default: the client's `timeoutMs`. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Overrides the client's `directory` for this call. */
+  directory?: string;
+}
+
+/** The argument list of `call`: args may be omitted when nothing is required. */
+export type CallParams<Id extends OperationId> =
+  RequiredKeys<CallArgs<Id>> extends never ? [args?: CallArgs<Id>, options?: CallOptions] : [args: CallArgs<Id>, options?: CallOptions];
+
+type Responses<Id extends OperationId> = Op<Id> extends { responses: infer R } ? R : never;
+type SuccessStatus = 200 | 201 | 202 | 204;
+type BodyOfResponse<R> = R extends { content: { "application/json": infer D } }
+  ? D
+  : R extends { content: { "text/event-stream": unknown } }
+    ? ReadableStream<Uint8Array>
+    : R extends { content: { [type: string]: infer D } }
+      ? D
+      : undefined;
+
+/** The parsed body of the operation's success response (`undefined` for 204). */
+export type CallResult<Id extends OperationId> = {
+  [S in keyof Responses<Id> & SuccessStatus]: BodyOfResponse<Responses<Id>[S]>;
+}[keyof Responses<Id> & SuccessStatus];
+
+/** One event of `GET /global/event`: opencode's event union plus where it came from. */
+export type OpencodeEvent = Schemas["GlobalEvent"]["payload"] & { directory?: string; project?: string };
+export type OpencodeEventType = OpencodeEvent["type"];
+export type EventOf<T extends OpencodeEventType> = Extract<OpencodeEvent, { type: T }>;
+
+/** Emitted by `events()` after the stream dropped and came back: events in between were lost, re-read state. */
+export interface ReconnectedEvent {
+  type: "conductor.reconnected";
+  properties: { attempt: number; downtimeMs: number };
+}

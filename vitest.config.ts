@@ -1,0 +1,27 @@
+import { defineConfig } from "vitest/config";
+
+// Two suites: fast unit tests (msw replay, no processes) and e2e tests that start the real
+// opencode binary with the scripted model. e2e files run two at a time: the machines have 2 cores.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
