@@ -1,5 +1,6 @@
 // Turns what a person or model types ("sonnet", "fake/backup", "openrouter/x/y#high") into the
 // `{providerID, modelID, variant}` opencode needs. Pure, so it is unit-tested on recorded catalogs.
+import { UsageError } from "./errors.js";
 
 export interface ModelRef {
   providerID: string;
@@ -14,7 +15,7 @@ export interface ProviderCatalog {
   default: Record<string, string>;
 }
 
-export class ModelResolutionError extends Error {
+export class ModelResolutionError extends UsageError {
   override name = "ModelResolutionError";
   constructor(
     message: string,

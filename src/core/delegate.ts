@@ -1,0 +1,138 @@
+// delegate(): hand one task to an opencode agent, in a new, continued or forked session, and
+// (by default) wait for the turn to end.
+import { stat } from "node:fs/promises";
+import { basename, extname, isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Schemas } from "../client/types.js";
+import type { CoreContext } from "./context.js";
+import { resolveModelRef } from "./discovery.js";
+import { UsageError } from "./errors.js";
+import type { ModelRef } from "./model-resolve.js";
+import { permissionRules, type Permissions } from "./permissions.js";
+import type { TurnSummary } from "./summary.js";
+import { runTurn, type RunTurnOptions } from "./turn.js";
+
+export interface DelegateOptions extends Omit<RunTurnOptions, "directory"> {
+  /** What to do, in words. With `command`, the command's arguments. */
+  task: string;
+  /** Continue this session instead of starting a new one. */
+  sessionId?: string;
+  /** With `sessionId`: fork it first and continue the copy, leaving the original untouched. */
+  fork?: boolean;
+  /** Project directory (must exist). Default: the client's directory, else the server's. */
+  directory?: string;
+  title?: string;
+  /** `provider/model`, `provider/model#variant`, or a name such as `sonnet`. */
+  model?: string;
+  /** Primary agent to run the task (e.g. `build`, `plan`). */
+  agent?: string;
+  /** Sub-agents to mention, so the agent can hand parts of the task to them. */
+  agents?: string[];
+  /** Files to attach (paths, absolute or relative to the directory). */
+  files?: string[];
+  /** Run this slash command (without the slash); `task` becomes its arguments. */
+  command?: string;
+  permissions?: Permissions;
+}
+
+export interface DelegateResult extends TurnSummary {
+  directory?: string;
+}
+
+export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<DelegateResult> {
+  if (typeof o.task !== "string" || (!o.task.trim() && !o.command)) throw new UsageError("`task` is empty: say what the agent should do.");
+  if (o.fork && !o.sessionId) throw new UsageError("`fork: true` needs `sessionId`: the session to fork.");
+  const directory = o.directory === undefined ? ctx.client.directory : await existingDirectory(o.directory);
+  const client = directory === undefined ? ctx.client : ctx.client.withDirectory(directory);
+  const scoped: CoreContext = { ...ctx, client };
+  const rules = permissionRules(o.permissions);
+  const modelInput = o.model ?? ctx.settings.defaultModel;
+  const model = modelInput ? await resolveModelRef(scoped, modelInput) : undefined;
+  const files = await fileParts(o.files ?? [], directory);
+
+  let sessionId: string;
+  if (o.sessionId) {
+    sessionId = o.fork ? (await client.call("session.fork", { path: { sessionID: o.sessionId }, body: {} })).id : o.sessionId;
+    if (rules) await client.call("session.update", { path: { sessionID: sessionId }, body: { permission: rules } });
+  } else {
+    // A title given up front also spares a title request to the model (notes §0.3).
+    const created = await client.call("session.create", { body: { title: o.title ?? titleFrom(o.command ? `/${o.command} ${o.task}` : o.task), ...(rules ? { permission: rules } : {}) } });
+    sessionId = created.id;
+  }
+
+  const send = async (watch: { fail(error: unknown): void }) => {
+    if (o.command) {
+      // The command route answers only when the turn ends: do not hold the caller on it.
+      client
+        .call(
+          "session.command",
+          {
+            path: { sessionID: sessionId },
+            body: {
+              command: o.command,
+              arguments: o.task,
+              ...(o.agent ? { agent: o.agent } : {}),
+              ...(model ? { model: `${model.providerID}/${model.modelID}`, ...(model.variant ? { variant: model.variant } : {}) } : {}),
+              ...(files.length > 0 ? { parts: files } : {}),
+            },
+          },
+          { timeoutMs: 24 * 3600_000 },
+        )
+        .catch((error: unknown) => watch.fail(error));
+      return;
+    }
+    await client.call("session.prompt_async", { path: { sessionID: sessionId }, body: promptBody(o, model, files) });
+  };
+
+  const summary = await runTurn(scoped, sessionId, send, { ...o, directory });
+  return directory === undefined ? summary : { ...summary, directory };
+}
+
+function promptBody(o: DelegateOptions, model: ModelRef | undefined, files: Schemas["FilePartInput"][]) {
+  const parts: Array<Schemas["TextPartInput"] | Schemas["FilePartInput"] | Schemas["AgentPartInput"]> = [{ type: "text", text: o.task }, ...files];
+  for (const name of o.agents ?? []) parts.push({ type: "agent", name });
+  return {
+    parts,
+    ...(model ? { model: { providerID: model.providerID, modelID: model.modelID } } : {}),
+    ...(model?.variant ? { variant: model.variant } : {}),
+    ...(o.agent ? { agent: o.agent } : {}),
+  };
+}
+
+/** opencode accepts a missing directory and fails later (notes §9): check it here. */
+export async function existingDirectory(directory: string): Promise<string> {
+  const absolute = resolve(directory);
+  const info = await stat(absolute).catch(() => undefined);
+  if (!info) throw new UsageError(`Directory ${absolute} does not exist. Give an existing project directory (absolute path).`);
+  if (!info.isDirectory()) throw new UsageError(`${absolute} is a file, not a directory. Give the project directory.`);
+  return absolute;
+}
+
+async function fileParts(files: string[], directory: string | undefined): Promise<Schemas["FilePartInput"][]> {
+  return Promise.all(
+    files.map(async (file) => {
+      const path = isAbsolute(file) ? file : resolve(directory ?? process.cwd(), file);
+      const info = await stat(path).catch(() => undefined);
+      if (!info?.isFile()) throw new UsageError(`Attached file ${path} does not exist (or is not a file).`);
+      return { type: "file" as const, mime: mimeOf(path), url: pathToFileURL(path).href, filename: basename(path) };
+    }),
+  );
+}
+
+const MIME: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".pdf": "application/pdf",
+};
+
+function mimeOf(path: string): string {
+  return MIME[extname(path).toLowerCase()] ?? "text/plain";
+}
+
+export function titleFrom(task: string): string {
+  const line = task.trim().split("\n")[0] ?? "task";
+  return line.length > 60 ? `${line.slice(0, 57)}...` : line || "task";
+}

@@ -1,0 +1,207 @@
+// The turn summary: what a caller (or a calling model) needs to know about the last turn of a
+// session, built from its messages. Pure, so it is unit-tested on recorded messages.
+import type { Schemas } from "../client/types.js";
+import type { PendingRequest } from "./approvals.js";
+import { filePathOf } from "./turn-watch.js";
+
+export type TurnStatus = "done" | "error" | "blocked" | "running" | "interrupted";
+export type Detail = "final" | "summary" | "full";
+export type SessionMessage = { info: Schemas["Message"]; parts: Schemas["Part"][] };
+type AnyError = NonNullable<Schemas["AssistantMessage"]["error"]>;
+
+export interface TurnError {
+  name: string;
+  message: string;
+}
+
+export interface FileChange {
+  path: string;
+  status?: "added" | "deleted" | "modified";
+  additions?: number;
+  deletions?: number;
+}
+
+export interface ToolUse {
+  tool: string;
+  title?: string;
+  status: string;
+}
+
+export interface TurnTokens {
+  input: number;
+  output: number;
+  reasoning: number;
+  cacheRead: number;
+  cacheWrite: number;
+  total: number;
+}
+
+export interface TranscriptEntry {
+  role: "user" | "assistant";
+  text?: string;
+  reasoning?: string;
+  tools?: Array<ToolUse & { input?: unknown; output?: string; error?: string }>;
+  error?: TurnError;
+}
+
+export interface TurnSummary {
+  sessionId: string;
+  status: TurnStatus;
+  /** The agent's final answer (text of its last message in the turn). */
+  answer: string;
+  error?: TurnError;
+  /** Requests that block the turn (status `blocked`). */
+  pending?: PendingRequest[];
+  model?: string;
+  agent?: string;
+  tools?: ToolUse[];
+  files?: FileChange[];
+  tokens?: TurnTokens;
+  cost?: number;
+  /** The user message that started the turn (use it with session diff/revert). */
+  messageId?: string;
+  transcript?: TranscriptEntry[];
+}
+
+export interface SummaryInput {
+  sessionId: string;
+  messages: SessionMessage[];
+  /** How the wait ended; `idle` means the turn is over. */
+  outcome: "idle" | "blocked" | "timeout" | "cancelled";
+  pending?: PendingRequest[];
+  /** Files seen edited while watching (non-git projects). */
+  filesEdited?: Iterable<string>;
+  /** An error reported by `session.error` that left no assistant message (e.g. unknown model). */
+  sessionError?: AnyError;
+  /** We aborted this turn ourselves. */
+  interrupted?: boolean;
+  detail?: Detail;
+}
+
+/** The messages of the last turn: the last user message and the assistant messages answering it. */
+export function lastTurn(messages: SessionMessage[]): { user?: SessionMessage; replies: SessionMessage[] } {
+  let index = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.info.role === "user") {
+      index = i;
+      break;
+    }
+  }
+  if (index < 0) return { replies: messages.filter((m) => m.info.role === "assistant") };
+  const user = messages[index]!;
+  const replies = messages.slice(index + 1).filter((m) => m.info.role === "assistant" && m.info.parentID === user.info.id);
+  return { user, replies };
+}
+
+export function errorOf(error: AnyError | undefined): TurnError | undefined {
+  if (!error) return undefined;
+  const data = (error as { data?: { message?: unknown } }).data;
+  const message = typeof data?.message === "string" ? data.message : JSON.stringify(data ?? {});
+  return { name: error.name, message };
+}
+
+export function summarizeTurn(input: SummaryInput): TurnSummary {
+  const { user, replies } = lastTurn(input.messages);
+  const last = replies.at(-1);
+  const lastInfo = last?.info.role === "assistant" ? last.info : undefined;
+  const error = errorOf(lastInfo?.error) ?? (replies.length === 0 ? errorOf(input.sessionError) : undefined);
+  const answer = last ? textOf(last.parts) : "";
+
+  let status: TurnStatus;
+  if (input.outcome === "blocked") status = "blocked";
+  else if (input.outcome !== "idle") status = "running";
+  else if (error?.name === "MessageAbortedError" || (input.interrupted && !error)) status = "interrupted";
+  else if (error) status = "error";
+  else status = "done";
+
+  const summary: TurnSummary = { sessionId: input.sessionId, status, answer };
+  if (error) summary.error = error;
+  if (input.pending && input.pending.length > 0) summary.pending = input.pending;
+  if (input.detail === "final") return summary;
+
+  if (lastInfo) {
+    summary.model = `${lastInfo.providerID}/${lastInfo.modelID}`;
+    summary.agent = lastInfo.agent;
+  } else if (user?.info.role === "user") {
+    summary.model = `${user.info.model.providerID}/${user.info.model.modelID}`;
+    summary.agent = user.info.agent;
+  }
+  summary.tools = replies.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" ? [toolUse(p)] : [])));
+  summary.files = filesChanged(replies, input.filesEdited);
+  summary.tokens = sumTokens(replies);
+  summary.cost = replies.reduce((sum, m) => sum + (m.info.role === "assistant" ? m.info.cost : 0), 0);
+  if (user) summary.messageId = user.info.id;
+  if (input.detail === "full") summary.transcript = [...(user ? [user] : []), ...replies].map(transcriptEntry);
+  return summary;
+}
+
+function textOf(parts: Schemas["Part"][]): string {
+  return parts
+    .flatMap((p) => (p.type === "text" && !p.synthetic && !p.ignored ? [p.text] : []))
+    .join("\n")
+    .trim();
+}
+
+function toolUse(part: Schemas["ToolPart"]): ToolUse {
+  const state = part.state;
+  const title = "title" in state && typeof state.title === "string" ? state.title : undefined;
+  return { tool: part.tool, status: state.status, ...(title ? { title } : {}) };
+}
+
+function filesChanged(replies: SessionMessage[], edited: Iterable<string> | undefined): FileChange[] {
+  const paths = new Set<string>(edited ?? []);
+  for (const m of replies) {
+    for (const p of m.parts) {
+      if (p.type === "tool" && p.state.status === "completed" && ["write", "edit", "apply_patch", "patch", "multiedit"].includes(p.tool)) {
+        const file = filePathOf(p.state.input, p.state.metadata);
+        if (file) paths.add(file);
+      }
+      if (p.type === "patch") for (const f of p.files) paths.add(f);
+    }
+  }
+  return [...paths].sort().map((path) => ({ path }));
+}
+
+function sumTokens(replies: SessionMessage[]): TurnTokens {
+  const t: TurnTokens = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
+  for (const m of replies) {
+    if (m.info.role !== "assistant") continue;
+    const k = m.info.tokens;
+    t.input += k.input;
+    t.output += k.output;
+    t.reasoning += k.reasoning;
+    t.cacheRead += k.cache.read;
+    t.cacheWrite += k.cache.write;
+    t.total += k.total ?? k.input + k.output + k.reasoning + k.cache.read + k.cache.write;
+  }
+  return t;
+}
+
+const MAX_TOOL_OUTPUT = 2_000;
+
+function transcriptEntry(m: SessionMessage): TranscriptEntry {
+  const entry: TranscriptEntry = { role: m.info.role };
+  const text = textOf(m.parts);
+  if (text) entry.text = text;
+  const reasoning = m.parts.flatMap((p) => (p.type === "reasoning" ? [p.text] : [])).join("\n").trim();
+  if (reasoning) entry.reasoning = reasoning;
+  const tools = m.parts.flatMap((p) => {
+    if (p.type !== "tool") return [];
+    const s = p.state;
+    return [
+      {
+        ...toolUse(p),
+        input: s.input,
+        ...(s.status === "completed" ? { output: clip(s.output) } : {}),
+        ...(s.status === "error" ? { error: s.error } : {}),
+      },
+    ];
+  });
+  if (tools.length > 0) entry.tools = tools;
+  if (m.info.role === "assistant" && m.info.error) entry.error = errorOf(m.info.error);
+  return entry;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_TOOL_OUTPUT ? `${text.slice(0, MAX_TOOL_OUTPUT)}… (${text.length - MAX_TOOL_OUTPUT} more characters)` : text;
+}

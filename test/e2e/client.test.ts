@@ -1,0 +1,92 @@
+// The typed client against a real opencode (no model needed): health, sessions, errors, events.
+import { inspect } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AuthError, ConnectionError, connect, NotFoundError, type OpencodeClient, type OpencodeEvent } from "../../src/client/index.js";
+import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
+
+let server: TestOpencode;
+let client: OpencodeClient;
+
+beforeAll(async () => {
+  server = await startOpencode();
+  client = connect({ url: server.url, password: server.password, directory: server.directory });
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("client against real opencode", () => {
+  it("reads health", async () => {
+    expect(await client.call("global.health")).toEqual({ healthy: true, version: "1.18.33" });
+  });
+
+  it("creates, lists and gets sessions in the client's directory", async () => {
+    const created = await client.call("session.create", { body: { title: "client test" } });
+    expect(created.id).toMatch(/^ses_/);
+    expect(created.directory).toBe(server.directory);
+    const listed = await client.call("session.list", { query: { limit: 20 } });
+    expect(listed.map((s) => s.id)).toContain(created.id);
+    const got = await client.call("session.get", { path: { sessionID: created.id } });
+    expect(got.title).toBe("client test");
+  });
+
+  it("sends directory to another project", async () => {
+    const other = await makeProjectDir(server, "other");
+    const session = await client.call("session.create", { body: { title: "elsewhere" } }, { directory: other });
+    expect(session.directory).toBe(other);
+    const inOther = await client.withDirectory(other).call("session.list");
+    expect(inOther.map((s) => s.id)).toEqual([session.id]);
+  });
+
+  it("gives NotFoundError for a missing session", async () => {
+    const error = await client.call("session.get", { path: { sessionID: "ses_0000000000000000000000000" } }).catch((e) => e);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.status).toBe(404);
+    expect(error.message).toContain("Session not found");
+  });
+
+  it("gives AuthError for a wrong password, without the password in it", async () => {
+    const wrong = "wrong-" + server.password;
+    const error = await connect({ url: server.url, password: wrong }).call("session.list").catch((e) => e);
+    expect(error).toBeInstanceOf(AuthError);
+    expect(error.status).toBe(401);
+    for (const text of [error.message, String(error), inspect(error), JSON.stringify(error)]) {
+      expect(text).not.toContain(wrong);
+      expect(text).not.toContain(server.password);
+    }
+  });
+
+  // opencode 1.18.33 announces a new session with session.created (not session.updated).
+  it("yields server.connected, then session.created after a session.create", async () => {
+    const controller = new AbortController();
+    const seen: OpencodeEvent["type"][] = [];
+    let sessionId: string | undefined;
+    for await (const event of client.events({ signal: controller.signal })) {
+      if (event.type === "conductor.reconnected") continue;
+      seen.push(event.type);
+      if (event.type === "server.connected" && !sessionId) {
+        sessionId = (await client.call("session.create", { body: { title: "events" } })).id;
+      }
+      if (event.type === "session.created" && event.properties.info.id === sessionId) {
+        expect(event.directory).toBe(server.directory);
+        controller.abort();
+      }
+    }
+    expect(seen[0]).toBe("server.connected");
+    expect(seen).toContain("session.created");
+  });
+});
+
+describe("client against a stopped server", () => {
+  it("gives ConnectionError within the timeout", async () => {
+    const doomed = await startOpencode();
+    const c = connect({ url: doomed.url, password: doomed.password, timeoutMs: 3_000 });
+    expect((await c.call("global.health")).healthy).toBe(true);
+    await doomed.stop();
+    const started = Date.now();
+    const error = await c.call("global.health").catch((e) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.message).toContain(doomed.url);
+    expect(Date.now() - started).toBeLessThan(10_000); // a ceiling, not a timing assertion: it must not hang
+  });
+});
