@@ -1,0 +1,84 @@
+// npm run spec:fetch [-- --opencode PATH | --url URL [--password P]] [--out DIR]
+// Saves GET /doc byte-for-byte as spec/openapi.json, and spec/meta.json (opencode version from
+// GET /global/health, sha256, operation count). By default it starts the pinned binary in an
+// isolated temp HOME; with --url it reads a server that is already running.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { resolveOpencodeBinary } from "../src/client/spawn.js";
+import { run, UsageError } from "./lib/cli.js";
+import { startIsolatedServer } from "./lib/isolated-server.js";
+import { formatMeta, nextMeta, readMeta, sha256, META_FILE } from "./lib/meta.js";
+import { fetchSpecFrom, type FetchedSpec } from "./lib/server-fetch.js";
+import { listOperations, type OpenApiDocument } from "./lib/spec.js";
+
+const USAGE =
+  "usage: npm run spec:fetch [-- --opencode PATH | --url URL [--password P]] [--out spec]\n" +
+  "  --password defaults to $OPENCODE_PASSWORD";
+
+run(async () => {
+  const { values } = parseArgs({
+    options: {
+      opencode: { type: "string" },
+      url: { type: "string" },
+      password: { type: "string" },
+      out: { type: "string", default: "spec" },
+    },
+  });
+  if (values.url && values.opencode) throw new UsageError("give either --url or --opencode, not both");
+  if (values.password && !values.url) throw new UsageError("--password only applies with --url");
+
+  let fetched: FetchedSpec;
+  let source: "binary" | "url";
+  if (values.url) {
+    source = "url";
+    fetched = await fetchSpecFrom({ url: values.url, password: values.password ?? process.env.OPENCODE_PASSWORD });
+  } else {
+    source = "binary";
+    const binary = values.opencode ?? resolveOpencodeBinary();
+    if (values.opencode && !existsSync(binary)) throw new UsageError(`--opencode ${binary}: no such file`);
+    fetched = await fromBinary(binary);
+  }
+  save(values.out, fetched, source);
+}, USAGE);
+
+async function fromBinary(binary: string): Promise<FetchedSpec> {
+  const isolated = await startIsolatedServer(binary);
+  // Ctrl-C must not leave a server or temp dirs behind.
+  const onSignal = () => void isolated.dispose().finally(() => process.exit(130));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    return await fetchSpecFrom(isolated.server);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    await isolated.dispose();
+  }
+}
+
+function save(outDir: string, fetched: FetchedSpec, source: "binary" | "url"): void {
+  let spec: OpenApiDocument;
+  try {
+    spec = JSON.parse(fetched.doc.toString("utf8")) as OpenApiDocument;
+  } catch {
+    throw new Error("GET /doc did not return JSON");
+  }
+  const operations = listOperations(spec).length;
+  const hash = sha256(fetched.doc);
+  const specFile = join(outDir, "openapi.json");
+  mkdirSync(outDir, { recursive: true });
+  const previous = existsSync(specFile) ? readFileSync(specFile) : null;
+  const unchanged = previous !== null && previous.equals(fetched.doc);
+  // Written as served, never re-serialised: the bytes are what the sha256 and drift checks cover.
+  if (!unchanged) writeFileSync(specFile, fetched.doc);
+  const meta = nextMeta(
+    { opencodeVersion: fetched.version, sha256: hash, operations, source },
+    unchanged ? readMeta(outDir) : null,
+  );
+  writeFileSync(join(outDir, META_FILE), formatMeta(meta));
+  console.log(
+    `${specFile}: ${fetched.doc.length} bytes, ${operations} operations, opencode ${fetched.version}, ` +
+      `sha256 ${hash} (${unchanged ? "unchanged" : "updated"})`,
+  );
+}
