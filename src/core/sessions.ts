@@ -5,18 +5,13 @@
 import { ConnectionError, errorForResponse, safeUrl } from "../client/errors.js";
 import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
-import { modelRefusal, resolveModelRef } from "./discovery.js";
+import { modelRefusal, resolveModelRef, type DirectoryOption } from "./discovery.js";
 import { UsageError } from "./errors.js";
 import { formatModel, type ModelRef } from "./model-resolve.js";
 import { errorOf, type SessionMessage, type TurnError } from "./summary.js";
 import { TurnWatch } from "./turn-watch.js";
 
 type Session = Schemas["Session"];
-
-export interface DirectoryOption {
-  /** Project directory of the session, when it is not the client's. */
-  directory?: string;
-}
 
 export interface SessionRow {
   id: string;
@@ -51,7 +46,8 @@ function checkId(id: string | undefined, prefix: "ses" | "msg" | "prt", what: st
   return id;
 }
 
-const call = (directory: string | undefined, timeoutMs?: number) => ({ directory, ...(timeoutMs ? { timeoutMs } : {}) });
+/** Call options: the session's directory when it is not the client's, and a longer timeout for synchronous calls. */
+const opts = (directory: string | undefined, timeoutMs?: number) => ({ directory, ...(timeoutMs ? { timeoutMs } : {}) });
 
 // ---------------------------------------------------------------------------------------------
 // Listing
@@ -74,11 +70,11 @@ export async function listSessions(ctx: CoreContext, options: ListSessionsOption
   if (options.parentId !== undefined) {
     const parentID = checkId(options.parentId, "ses", "parentId");
     const needle = search?.toLowerCase();
-    sessions = (await ctx.client.call("session.children", { path: { sessionID: parentID } }, call(options.directory))).filter(
+    sessions = (await ctx.client.call("session.children", { path: { sessionID: parentID } }, opts(options.directory))).filter(
       (s) => !needle || s.title.toLowerCase().includes(needle),
     );
   } else {
-    sessions = await ctx.client.call("session.list", { query: { limit, ...(search ? { search } : {}) } }, call(options.directory));
+    sessions = await ctx.client.call("session.list", { query: { limit, ...(search ? { search } : {}) } }, opts(options.directory));
   }
   return sessions
     .sort((a, b) => b.time.updated - a.time.updated)
@@ -104,7 +100,7 @@ export interface SessionDetails extends SessionRow {
 }
 
 export async function sessionInfo(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<SessionDetails> {
-  const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, call(options.directory));
+  const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
   const status = await runState(ctx, s);
   return {
     ...sessionRow(s),
@@ -241,7 +237,7 @@ export async function sessionDiff(ctx: CoreContext, id: string, options: Directo
   const sessionID = checkId(id, "ses", "sessionId");
   const messageID = options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : (await lastUserMessage(ctx, sessionID, options.directory))?.info.id;
   if (!messageID) return { sessionId: sessionID, files: [] };
-  const diff = await ctx.client.call("session.diff", { path: { sessionID }, query: { messageID } }, call(options.directory));
+  const diff = await ctx.client.call("session.diff", { path: { sessionID }, query: { messageID } }, opts(options.directory));
   return {
     sessionId: sessionID,
     messageId: messageID,
@@ -255,42 +251,42 @@ export async function sessionDiff(ctx: CoreContext, id: string, options: Directo
 /** A new session with the history strictly before `messageId` (all of it without one); its parentId stays empty. */
 export async function forkSession(ctx: CoreContext, id: string, options: DirectoryOption & { messageId?: string } = {}): Promise<SessionRow> {
   const body = options.messageId !== undefined ? { messageID: checkId(options.messageId, "msg", "messageId") } : {};
-  return sessionRow(await ctx.client.call("session.fork", { path: { sessionID: checkId(id, "ses", "sessionId") }, body }, call(options.directory)));
+  return sessionRow(await ctx.client.call("session.fork", { path: { sessionID: checkId(id, "ses", "sessionId") }, body }, opts(options.directory)));
 }
 
 export async function renameSession(ctx: CoreContext, id: string, title: string, options: DirectoryOption = {}): Promise<SessionRow> {
   const trimmed = title.trim();
   if (!trimmed) throw new UsageError("The new title is empty. Give the session a non-empty title.");
-  return sessionRow(await ctx.client.call("session.update", { path: { sessionID: checkId(id, "ses", "sessionId") }, body: { title: trimmed } }, call(options.directory)));
+  return sessionRow(await ctx.client.call("session.update", { path: { sessionID: checkId(id, "ses", "sessionId") }, body: { title: trimmed } }, opts(options.directory)));
 }
 
 const ABORT_SETTLE_MS = 10_000;
 
 /** Stops the session's turn (a no-op when idle); says whether one was running. */
 export async function abortSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ sessionId: string; wasRunning: boolean }> {
-  const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, call(options.directory));
+  const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
   const status = await runState(ctx, s);
   // Always abort: a prompt sent a moment ago is not busy yet (notes §2) but is about to be.
-  await ctx.client.call("session.abort", { path: { sessionID: s.id } }, call(s.directory));
+  await ctx.client.call("session.abort", { path: { sessionID: s.id } }, opts(s.directory));
   return { sessionId: s.id, wasRunning: status.type !== "idle" };
 }
 
 /** Deletes a session, aborting its turn first: deleting a busy session leaves its loop running (notes §6). */
 export async function deleteSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ sessionId: string; deleted: boolean; aborted: boolean }> {
-  const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, call(options.directory));
+  const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
   const status = await runState(ctx, s);
   const aborted = status.type !== "idle";
   if (aborted) {
     // Subscribe before aborting so the idle that ends the loop cannot be missed.
     const watch = await TurnWatch.start(ctx.client.withDirectory(s.directory), ctx.hub, s.id);
     try {
-      await ctx.client.call("session.abort", { path: { sessionID: s.id } }, call(s.directory));
+      await ctx.client.call("session.abort", { path: { sessionID: s.id } }, opts(s.directory));
       await watch.wait({ timeoutMs: ABORT_SETTLE_MS, returnOnBlocked: false });
     } finally {
       watch.close();
     }
   }
-  const deleted = await ctx.client.call("session.delete", { path: { sessionID: s.id } }, call(s.directory));
+  const deleted = await ctx.client.call("session.delete", { path: { sessionID: s.id } }, opts(s.directory));
   return { sessionId: s.id, deleted, aborted };
 }
 
@@ -309,11 +305,11 @@ function revertState(s: Session): RevertState {
  */
 export async function revertSession(ctx: CoreContext, id: string, options: DirectoryOption & { messageId: string; partId?: string }): Promise<RevertState> {
   const body = { messageID: checkId(options.messageId, "msg", "messageId"), ...(options.partId !== undefined ? { partID: checkId(options.partId, "prt", "partId") } : {}) };
-  return revertState(await ctx.client.call("session.revert", { path: { sessionID: checkId(id, "ses", "sessionId") }, body }, call(options.directory)));
+  return revertState(await ctx.client.call("session.revert", { path: { sessionID: checkId(id, "ses", "sessionId") }, body }, opts(options.directory)));
 }
 
 export async function unrevertSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<RevertState> {
-  return revertState(await ctx.client.call("session.unrevert", { path: { sessionID: checkId(id, "ses", "sessionId") } }, call(options.directory)));
+  return revertState(await ctx.client.call("session.unrevert", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory)));
 }
 
 const SYNC_TIMEOUT_MS = 300_000;
@@ -332,7 +328,7 @@ export async function compactSession(ctx: CoreContext, id: string, options: Comp
   const compacted = await ctx.client.call(
     "session.summarize",
     { path: { sessionID }, body: { providerID: ref.providerID, modelID: ref.modelID } },
-    call(options.directory, options.timeoutMs ?? SYNC_TIMEOUT_MS),
+    opts(options.directory, options.timeoutMs ?? SYNC_TIMEOUT_MS),
   );
   return { sessionId: sessionID, model: formatModel({ providerID: ref.providerID, modelID: ref.modelID }), compacted };
 }
@@ -342,7 +338,7 @@ async function sessionModel(ctx: CoreContext, sessionID: string, directory: stri
   const user = await lastUserMessage(ctx, sessionID, directory);
   let ref: ModelRef | undefined = user?.info.role === "user" ? { providerID: user.info.model.providerID, modelID: user.info.model.modelID } : undefined;
   if (!ref) {
-    const s = await ctx.client.call("session.get", { path: { sessionID } }, call(directory));
+    const s = await ctx.client.call("session.get", { path: { sessionID } }, opts(directory));
     if (s.model) ref = { providerID: s.model.providerID, modelID: s.model.id };
   }
   if (!ref) throw new UsageError(`Session ${sessionID} has no messages, so it has no model yet. Pass \`model\` (list models with oc_models).`);
@@ -366,7 +362,7 @@ export async function shellInSession(ctx: CoreContext, id: string, options: Shel
   if (!options.command?.trim()) throw new UsageError("The shell command is empty. Give a command such as `ls -la`.");
   const ref = options.model !== undefined ? await resolveModelRef(ctx, options.model, options) : undefined;
   const body = { command: options.command, agent: options.agent ?? "build", ...(ref ? { model: { providerID: ref.providerID, modelID: ref.modelID } } : {}) };
-  const result = await ctx.client.call("session.shell", { path: { sessionID }, body }, call(options.directory, options.timeoutMs ?? SYNC_TIMEOUT_MS));
+  const result = await ctx.client.call("session.shell", { path: { sessionID }, body }, opts(options.directory, options.timeoutMs ?? SYNC_TIMEOUT_MS));
   const outputs: string[] = [];
   const errors: string[] = [];
   for (const part of result.parts) {
@@ -382,12 +378,12 @@ export async function shellInSession(ctx: CoreContext, id: string, options: Shel
 export async function exportSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ session: Session; messages: SessionMessage[] }> {
   const sessionID = checkId(id, "ses", "sessionId");
   const [session, messages] = await Promise.all([
-    ctx.client.call("session.get", { path: { sessionID } }, call(options.directory)),
-    ctx.client.call("session.messages", { path: { sessionID } }, call(options.directory)),
+    ctx.client.call("session.get", { path: { sessionID } }, opts(options.directory)),
+    ctx.client.call("session.messages", { path: { sessionID } }, opts(options.directory)),
   ]);
   return { session, messages };
 }
 
 export async function sessionTodo(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<Schemas["Todo"][]> {
-  return ctx.client.call("session.todo", { path: { sessionID: checkId(id, "ses", "sessionId") } }, call(options.directory));
+  return ctx.client.call("session.todo", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
 }

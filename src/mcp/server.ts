@@ -1,0 +1,41 @@
+// Builds the MCP server: the tools of the configured toolsets (read-only ones only in read-only
+// mode), server instructions, logging. Nothing here contacts opencode: the first tool call connects.
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Config } from "../config.js";
+import type { Conductor } from "../core/conductor.js";
+import { VERSION } from "../version.js";
+import { registerTool, type ToolDef } from "./tool.js";
+import { ALL_TOOLS } from "./tools/index.js";
+
+export const INSTRUCTIONS = `opencode-conductor hands coding work to opencode agents.
+- oc_delegate runs one task (new, continued or forked session) and returns the agent's answer, files changed and cost; oc_delegate_parallel runs independent tasks at once; oc_ask asks a quick read-only question.
+- Long work returns status "running" with a session_id before your client times out: call oc_wait with it. Nothing is lost.
+- Status "blocked" means the agent waits for a permission or a question: answer with oc_answer (the result shows the exact call), then oc_wait.
+- oc_send adds to a session (queue) or redirects it (steer); oc_interrupt stops it; oc_result reads its state without waiting.
+- oc_sessions / oc_session list and manage sessions (diff, fork, revert, export ...); oc_status / oc_models / oc_catalog describe the server.
+- oc_api_ops and oc_api reach every opencode HTTP operation when no tool fits.`;
+
+export interface ServerOptions {
+  config: Config;
+  /** Connects to opencode on first use. */
+  conductor(): Promise<Conductor>;
+  /** Values that must never appear in an answer. */
+  secrets?: () => string[];
+}
+
+/** The tools this configuration exposes. */
+export function selectTools(config: Pick<Config, "toolsets" | "readOnly">, tools: readonly ToolDef[] = ALL_TOOLS): ToolDef[] {
+  return tools.filter((t) => config.toolsets.includes(t.toolset) && (!config.readOnly || t.annotations.readOnlyHint || t.name === "oc_api"));
+}
+
+export function createServer(options: ServerOptions): McpServer {
+  const server = new McpServer(
+    { name: "opencode-conductor", title: "opencode conductor", version: VERSION },
+    { instructions: INSTRUCTIONS, capabilities: { logging: {} } },
+  );
+  const secrets = () => [options.config.opencodePassword ?? "", options.config.httpToken ?? "", ...(options.secrets?.() ?? [])];
+  for (const tool of selectTools(options.config)) {
+    registerTool(server, tool, { config: options.config, conductor: options.conductor, secrets });
+  }
+  return server;
+}

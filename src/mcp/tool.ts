@@ -1,0 +1,111 @@
+// The shape of one MCP tool and the glue that turns it into an SDK registration: a zod input and
+// output shape, the four annotations, and a `run` that answers with a short text plus structured data.
+// Errors become `isError` results that say what was wrong and what to do — never a stack trace.
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { OpencodeError } from "../client/errors.js";
+import type { Config, Toolset } from "../config.js";
+import type { Conductor } from "../core/conductor.js";
+import { UsageError } from "../core/errors.js";
+
+export type Annotations = Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">>;
+
+export interface ToolContext {
+  /** The connected core (connects on first use). */
+  conductor(): Promise<Conductor>;
+  config: Config;
+  /** Aborted when the client cancels the call. */
+  signal: AbortSignal;
+  /** Sends `notifications/progress` when the client asked for it; otherwise does nothing. */
+  progress(message: string): void;
+  log(level: "debug" | "info" | "warning" | "error", message: string): void;
+}
+
+export interface ToolAnswer<O> {
+  text: string;
+  data: O;
+  isError?: boolean;
+}
+
+export interface ToolDef<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> {
+  name: string;
+  title: string;
+  description: string;
+  toolset: Toolset;
+  annotations: Annotations;
+  input: I;
+  output: O;
+  run(args: z.output<z.ZodObject<I>>, ctx: ToolContext): Promise<ToolAnswer<z.output<z.ZodObject<O>>>>;
+}
+
+/** Identity with types: lets each tool file infer its argument types from its own shapes. */
+export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(def: ToolDef<I, O>): ToolDef<I, O> {
+  return def;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+export interface RegisterOptions {
+  config: Config;
+  conductor(): Promise<Conductor>;
+  /** Values that must never appear in an answer (passwords, tokens). */
+  secrets: () => string[];
+}
+
+export function registerTool(server: McpServer, def: ToolDef, options: RegisterOptions): void {
+  server.registerTool(
+    def.name,
+    { title: def.title, description: def.description, inputSchema: def.input, outputSchema: def.output, annotations: { title: def.title, ...def.annotations } },
+    async (args: Record<string, unknown>, extra: Extra): Promise<CallToolResult> => {
+      const ctx = toolContext(server, extra, options);
+      try {
+        const answer = await def.run(args as never, ctx);
+        const text = scrub(answer.text, options.secrets());
+        return { content: [{ type: "text", text }], structuredContent: JSON.parse(scrub(JSON.stringify(answer.data), options.secrets())), ...(answer.isError ? { isError: true } : {}) };
+      } catch (error) {
+        return errorResult(error, def.name, options.secrets());
+      }
+    },
+  );
+}
+
+function toolContext(server: McpServer, extra: Extra, options: RegisterOptions): ToolContext {
+  const token = extra._meta?.progressToken;
+  let step = 0;
+  return {
+    conductor: options.conductor,
+    config: options.config,
+    signal: extra.signal,
+    progress(message) {
+      if (token === undefined) return;
+      step += 1;
+      void extra
+        .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: step, message: scrub(message, options.secrets()) } })
+        .catch(() => undefined);
+    },
+    log(level, message) {
+      void server.sendLoggingMessage({ level, logger: "opencode-conductor", data: scrub(message, options.secrets()) }).catch(() => undefined);
+    },
+  };
+}
+
+/** A failed call as the model should see it: what went wrong and what to do next. */
+export function errorResult(error: unknown, tool: string, secrets: string[]): CallToolResult {
+  const message = scrub(describeError(error, tool), secrets);
+  return { content: [{ type: "text", text: message }], isError: true };
+}
+
+function describeError(error: unknown, tool: string): string {
+  if (error instanceof UsageError) return `Invalid input to ${tool}: ${error.message}`;
+  if (error instanceof OpencodeError) return `opencode error (${error.name}): ${error.message}`;
+  if (error instanceof Error) return `${tool} failed: ${error.message}`;
+  return `${tool} failed: ${String(error)}`;
+}
+
+export function scrub(text: string, secrets: string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
+  return out;
+}

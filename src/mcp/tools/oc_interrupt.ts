@@ -1,0 +1,19 @@
+import { z } from "zod";
+import { sessionIdField } from "../common.js";
+import { defineTool } from "../tool.js";
+import { turnData, turnOutput, turnText } from "../turn-answer.js";
+
+export const ocInterrupt = defineTool({
+  name: "oc_interrupt",
+  title: "Interrupt a session",
+  description: "Stop a session's running turn (like pressing Esc in opencode). The session and its history stay; continue it later with oc_send or oc_delegate session_id. Returns the stopped turn's state.",
+  toolset: "delegate",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  input: { session_id: sessionIdField },
+  output: { was_running: z.boolean(), ...turnOutput },
+  async run(args, ctx) {
+    const r = await (await ctx.conductor()).interrupt(args.session_id);
+    const data = { was_running: r.wasRunning, ...turnData(r) };
+    return { text: `${r.wasRunning ? "Interrupted." : "Nothing was running."}\n${turnText(data)}`, data };
+  },
+});

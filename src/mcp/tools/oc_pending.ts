@@ -1,0 +1,35 @@
+import { z } from "zod";
+import { defineTool } from "../tool.js";
+import { answerCall } from "../turn-answer.js";
+
+export const ocPending = defineTool({
+  name: "oc_pending",
+  title: "List pending approvals",
+  description: "List the permission requests and questions agents are waiting on (optionally of one session), each with the oc_answer call that answers it.",
+  toolset: "approve",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  input: { session_id: z.string().optional().describe("Only this session's requests") },
+  output: {
+    requests: z.array(
+      z.object({
+        kind: z.enum(["permission", "question"]),
+        id: z.string(),
+        session_id: z.string(),
+        what: z.string(),
+        patterns: z.array(z.string()).optional(),
+        options: z.array(z.string()).optional(),
+        answer_with: z.string(),
+      }),
+    ),
+  },
+  async run(args, ctx) {
+    const pending = await (await ctx.conductor()).pending({ sessionId: args.session_id });
+    const requests = pending.map((r) =>
+      r.kind === "permission"
+        ? { kind: r.kind, id: r.id, session_id: r.sessionId, what: r.permission, patterns: r.patterns, answer_with: answerCall(r) }
+        : { kind: r.kind, id: r.id, session_id: r.sessionId, what: r.questions.map((q) => q.question).join(" / "), options: r.questions.flatMap((q) => q.options.map((o) => o.label)), answer_with: answerCall(r) },
+    );
+    const text = requests.length === 0 ? "Nothing is waiting for an answer." : requests.map((r) => `- ${r.kind} ${r.id} (session ${r.session_id}): ${r.what}${r.patterns ? ` ${r.patterns.join(", ")}` : ""}${r.options ? ` [${r.options.join(" | ")}]` : ""}\n  → ${r.answer_with}`).join("\n");
+    return { text, data: { requests } };
+  },
+});

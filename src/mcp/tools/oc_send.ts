@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { afterCancel, detailField, interruptOnCancelField, progressTo, sessionIdField, timeoutField, timeoutMs } from "../common.js";
+import { defineTool } from "../tool.js";
+import { turnData, turnOutput, turnText } from "../turn-answer.js";
+
+export const ocSend = defineTool({
+  name: "oc_send",
+  title: "Send a message to a session",
+  description:
+    "Send a follow-up message to an existing session. delivery \"queue\" (default) runs it after the current turn and answers at once (then oc_wait); " +
+    "\"steer\" interrupts the current turn and continues the same session with this message (history kept) and waits for it. opencode cannot inject a message into a running turn, so steer means interrupt-then-continue.",
+  toolset: "delegate",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  input: {
+    session_id: sessionIdField,
+    message: z.string().min(1),
+    delivery: z.enum(["queue", "steer"]).optional(),
+    wait: z.boolean().optional().describe("Wait for the turn (default: true for steer, false for queue)"),
+    model: z.string().optional(),
+    agent: z.string().optional(),
+    timeout_s: timeoutField,
+    detail: detailField,
+    interrupt_on_cancel: interruptOnCancelField,
+  },
+  output: { delivery: z.enum(["queue", "steer"]), ...turnOutput },
+  async run(args, ctx) {
+    const conductor = await ctx.conductor();
+    const r = await conductor.send(args.session_id, args.message, {
+      delivery: args.delivery,
+      wait: args.wait,
+      model: args.model,
+      agent: args.agent,
+      timeoutMs: timeoutMs(args.timeout_s),
+      detail: args.detail,
+      signal: ctx.signal,
+      onProgress: progressTo(ctx),
+    });
+    await afterCancel(ctx, conductor, [args.session_id], args.interrupt_on_cancel);
+    const data = { delivery: r.delivery, ...turnData(r) };
+    return { text: `Sent (${r.delivery}).\n${turnText(data)}`, data };
+  },
+});

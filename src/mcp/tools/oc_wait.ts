@@ -1,0 +1,28 @@
+import { z } from "zod";
+import { afterCancel, detailField, interruptOnCancelField, progressTo, sessionIdField, timeoutField, timeoutMs } from "../common.js";
+import { defineTool } from "../tool.js";
+import { turnData, turnOutput, turnText } from "../turn-answer.js";
+
+export const ocWait = defineTool({
+  name: "oc_wait",
+  title: "Wait for a session",
+  description:
+    "Wait until a session's current turn ends and return its result (answer, tools, files, cost). Use it after oc_delegate / oc_send answered \"running\", or after oc_answer unblocked a session. " +
+    'Returns at once if the session is idle (its last turn) or blocked on a permission/question (answer with oc_answer). Answers "running" again after timeout_s: call oc_wait again.',
+  toolset: "delegate",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  input: {
+    session_id: sessionIdField,
+    timeout_s: timeoutField,
+    detail: detailField,
+    interrupt_on_cancel: interruptOnCancelField,
+  },
+  output: turnOutput,
+  async run(args, ctx) {
+    const conductor = await ctx.conductor();
+    const summary = await conductor.wait(args.session_id, { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress: progressTo(ctx) });
+    await afterCancel(ctx, conductor, [args.session_id], args.interrupt_on_cancel);
+    const data = turnData(summary);
+    return { text: turnText(data), data };
+  },
+});
