@@ -1,3 +1,21 @@
-// opencode-conductor as a library: the typed opencode client (and, as they land, the core operations).
+// opencode-conductor as a library: the typed opencode client, and the core operations on top of it.
 export * from "./client/index.js";
 export { operations, type OperationSpec } from "../generated/operations.js";
+
+export { Conductor, type ConductorOptions } from "./core/conductor.js";
+export type { CoreContext, CoreSettings } from "./core/context.js";
+export { UsageError } from "./core/errors.js";
+export { ModelResolutionError, resolveModel, formatModel, type ModelRef } from "./core/model-resolve.js";
+export type { DelegateOptions, DelegateResult } from "./core/delegate.js";
+export type { ParallelOptions, ParallelResult, ParallelSummary, ParallelTask } from "./core/parallel.js";
+export type { Delivery, SendOptions, SessionState } from "./core/control.js";
+export type { PendingRequest, PendingPermission, PendingQuestion, AnswerPermission, AnswerQuestion } from "./core/approvals.js";
+export type { Permissions, PermissionPreset, PermissionRule } from "./core/permissions.js";
+export type { TurnSummary, TurnStatus, Detail, FileChange, ToolUse, TurnTokens } from "./core/summary.js";
+export type { TurnProgress } from "./core/turn-watch.js";
+export type { WaitOptions } from "./core/turn.js";
+export * as sessions from "./core/sessions.js";
+export { serverStatus, listModels, catalog, CATALOG_KINDS, type CatalogKind, type ModelRow, type ServerStatus } from "./core/discovery.js";
+
+export { createServer, INSTRUCTIONS } from "./mcp/server.js";
+export { loadConfig, type Config } from "./config.js";

@@ -2,7 +2,7 @@
 // stream and settings, with every core capability as a method.
 import { connect, type ConnectOptions, type OpencodeClient } from "../client/connect.js";
 import { answerPermission, answerQuestion, listPending, type AnswerPermission, type AnswerQuestion, type PendingRequest } from "./approvals.js";
-import type { CoreContext, CoreSettings } from "./context.js";
+import type { CoreContext, CoreSettings, SessionDefaults } from "./context.js";
 import { interrupt, result, send, wait, type SendOptions } from "./control.js";
 import { delegate, type DelegateOptions } from "./delegate.js";
 import { EventHub } from "./event-hub.js";
@@ -16,6 +16,7 @@ export class Conductor implements CoreContext {
   readonly client: OpencodeClient;
   readonly hub: EventHub;
   readonly settings: CoreSettings;
+  readonly sessionDefaults = new Map<string, SessionDefaults>();
 
   constructor(options: ConductorOptions) {
     this.client = "client" in options ? options.client : connect(options);

@@ -11,8 +11,16 @@ export interface CoreSettings {
   modelBlock?: string[];
 }
 
+/** Model and agent chosen for a session's next turns (oc_session set_model / set_agent). */
+export interface SessionDefaults {
+  model?: string;
+  agent?: string;
+}
+
 export interface CoreContext {
   client: OpencodeClient;
   hub: EventHub;
   settings: CoreSettings;
+  /** Remembered in this process only: opencode has no per-session setting for it. */
+  sessionDefaults?: Map<string, SessionDefaults>;
 }

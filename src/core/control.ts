@@ -2,6 +2,7 @@
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./discovery.js";
 import { UsageError } from "./errors.js";
+import { sessionScope } from "./scope.js";
 import type { TurnSummary } from "./summary.js";
 import { runTurn, summarizeSession, waitForSession, type WaitOptions } from "./turn.js";
 import { TurnWatch } from "./turn-watch.js";
@@ -21,16 +22,20 @@ export interface SendOptions extends WaitOptions {
   agent?: string;
 }
 
-export async function send(ctx: CoreContext, sessionId: string, message: string, o: SendOptions = {}): Promise<TurnSummary & { delivery: Delivery }> {
+export async function send(base: CoreContext, sessionId: string, message: string, o: SendOptions = {}): Promise<TurnSummary & { delivery: Delivery }> {
+  const ctx = await sessionScope(base, sessionId);
   if (!message.trim()) throw new UsageError("`message` is empty: say what the agent should do next.");
   const delivery = o.delivery ?? "queue";
   if (delivery !== "queue" && delivery !== "steer") throw new UsageError(`Unknown delivery "${String(delivery)}": use queue or steer.`);
-  const model = o.model ? await resolveModelRef(ctx, o.model) : undefined;
+  const remembered = ctx.sessionDefaults?.get(sessionId);
+  const modelInput = o.model ?? remembered?.model;
+  const agent = o.agent ?? remembered?.agent;
+  const model = modelInput ? await resolveModelRef(ctx, modelInput) : undefined;
   if (delivery === "steer") await stopTurn(ctx, sessionId);
   const body = {
     parts: [{ type: "text" as const, text: message }],
     ...(model ? { model: { providerID: model.providerID, modelID: model.modelID }, ...(model.variant ? { variant: model.variant } : {}) } : {}),
-    ...(o.agent ? { agent: o.agent } : {}),
+    ...(agent ? { agent } : {}),
   };
   const summary = await runTurn(ctx, sessionId, () => ctx.client.call("session.prompt_async", { path: { sessionID: sessionId }, body }), {
     ...o,
@@ -40,15 +45,16 @@ export async function send(ctx: CoreContext, sessionId: string, message: string,
 }
 
 /** Aborts the session's current turn and waits until it has stopped. */
-export async function interrupt(ctx: CoreContext, sessionId: string, o: Pick<WaitOptions, "detail"> = {}): Promise<TurnSummary & { wasRunning: boolean }> {
+export async function interrupt(base: CoreContext, sessionId: string, o: Pick<WaitOptions, "detail"> = {}): Promise<TurnSummary & { wasRunning: boolean }> {
+  const ctx = await sessionScope(base, sessionId);
   const wasRunning = await stopTurn(ctx, sessionId);
   const summary = await summarizeSession(ctx, sessionId, { outcome: "idle", detail: o.detail, interrupted: wasRunning });
   return { ...summary, wasRunning };
 }
 
 /** Waits for the session's current turn (or returns the last one when idle). */
-export function wait(ctx: CoreContext, sessionId: string, o: WaitOptions = {}): Promise<TurnSummary> {
-  return waitForSession(ctx, sessionId, o);
+export async function wait(base: CoreContext, sessionId: string, o: WaitOptions = {}): Promise<TurnSummary> {
+  return waitForSession(await sessionScope(base, sessionId), sessionId, o);
 }
 
 export interface SessionState {
@@ -61,7 +67,8 @@ export interface SessionState {
 }
 
 /** The session's state without waiting. */
-export async function result(ctx: CoreContext, sessionId: string, o: Pick<WaitOptions, "detail"> = {}): Promise<SessionState> {
+export async function result(base: CoreContext, sessionId: string, o: Pick<WaitOptions, "detail"> = {}): Promise<SessionState> {
+  const ctx = await sessionScope(base, sessionId);
   const status = (await ctx.client.call("session.status"))[sessionId];
   const state = !status || status.type === "idle" ? "idle" : status.type;
   const last = await summarizeSession(ctx, sessionId, { outcome: state === "idle" ? "idle" : "timeout", detail: o.detail });

@@ -46,7 +46,9 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   const client = directory === undefined ? ctx.client : ctx.client.withDirectory(directory);
   const scoped: CoreContext = { ...ctx, client };
   const rules = permissionRules(o.permissions);
-  const modelInput = o.model ?? ctx.settings.defaultModel;
+  const remembered = o.sessionId ? ctx.sessionDefaults?.get(o.sessionId) : undefined;
+  const modelInput = o.model ?? remembered?.model ?? ctx.settings.defaultModel;
+  const agent = o.agent ?? remembered?.agent;
   const model = modelInput ? await resolveModelRef(scoped, modelInput) : undefined;
   const files = await fileParts(o.files ?? [], directory);
 
@@ -71,7 +73,7 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
             body: {
               command: o.command,
               arguments: o.task,
-              ...(o.agent ? { agent: o.agent } : {}),
+              ...(agent ? { agent } : {}),
               ...(model ? { model: `${model.providerID}/${model.modelID}`, ...(model.variant ? { variant: model.variant } : {}) } : {}),
               ...(files.length > 0 ? { parts: files } : {}),
             },
@@ -81,7 +83,7 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
         .catch((error: unknown) => watch.fail(error));
       return;
     }
-    await client.call("session.prompt_async", { path: { sessionID: sessionId }, body: promptBody(o, model, files) });
+    await client.call("session.prompt_async", { path: { sessionID: sessionId }, body: promptBody({ ...o, agent }, model, files) });
   };
 
   const summary = await runTurn(scoped, sessionId, send, { ...o, directory });

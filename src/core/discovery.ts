@@ -19,16 +19,17 @@ export type ProviderList = CallResult<"config.providers">;
 // Provider catalog (cached) and model references
 
 const CATALOG_TTL_MS = 10_000;
-const catalogCache = new WeakMap<CoreContext, Map<string, { at: number; value: Promise<ProviderList> }>>();
+// Keyed by the event hub: contexts re-scoped to a session's directory share it.
+const catalogCache = new WeakMap<object, Map<string, { at: number; value: Promise<ProviderList> }>>();
 
 /**
  * `config.providers` with keys, options and headers redacted, cached per context and directory for
  * 10 s: resolving a model for every delegation must not cost a request (the first one takes ~1 s).
  */
 export function getProviderCatalog(ctx: CoreContext, options: DirectoryOption = {}): Promise<ProviderList> {
-  let byDirectory = catalogCache.get(ctx);
-  if (!byDirectory) catalogCache.set(ctx, (byDirectory = new Map()));
-  const key = options.directory ?? "";
+  let byDirectory = catalogCache.get(ctx.hub);
+  if (!byDirectory) catalogCache.set(ctx.hub, (byDirectory = new Map()));
+  const key = options.directory ?? ctx.client.directory ?? "";
   const hit = byDirectory.get(key);
   if (hit && Date.now() - hit.at < CATALOG_TTL_MS) return hit.value;
   const value = ctx.client.call("config.providers", {}, { directory: options.directory }).then((list) => ({ ...list, providers: list.providers.map(redactProvider) }));

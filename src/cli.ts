@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// The `opencode-conductor` command: an MCP server on stdio (default) or Streamable HTTP.
+import { parseArgs } from "node:util";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { ConfigError, loadConfig } from "./config.js";
+import { createConnection } from "./mcp/connection.js";
+import { createServer } from "./mcp/server.js";
+import { startHttp } from "./mcp/transports/http.js";
+import { VERSION } from "./version.js";
+
+const HELP = `opencode-conductor ${VERSION}: hand coding work to opencode agents over MCP.
+
+Usage:
+  opencode-conductor                      MCP server on stdio (what MCP clients launch)
+  opencode-conductor --http [--port N] [--host 127.0.0.1]
+                                          MCP server over Streamable HTTP at http://HOST:PORT/mcp
+  opencode-conductor --help | --version
+
+Environment:
+  OPENCODE_URL, OPENCODE_PASSWORD         the opencode server (else one is started with \`opencode serve\`)
+  OPENCODE_CONDUCTOR_TOOLSETS             delegate,approve,sessions,discover,api (default) or all
+  OPENCODE_CONDUCTOR_READ_ONLY=1          only read-only tools; oc_api allows only GET
+  OPENCODE_CONDUCTOR_MODEL                default model for new work
+  OPENCODE_CONDUCTOR_MODEL_ALLOW/_BLOCK   comma-separated globs of provider/model ids
+  OPENCODE_CONDUCTOR_HTTP_TOKEN           bearer token for --http (required off loopback)
+See docs/ for the full list.`;
+
+async function main(): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      options: { http: { type: "boolean" }, port: { type: "string" }, host: { type: "string" }, help: { type: "boolean", short: "h" }, version: { type: "boolean", short: "v" } },
+      strict: true,
+    }).values;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${HELP}\n`);
+    return 2;
+  }
+  if (args.help) return void process.stdout.write(`${HELP}\n`), 0;
+  if (args.version) return void process.stdout.write(`${VERSION}\n`), 0;
+
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`opencode-conductor: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+
+  const connection = createConnection(config);
+  const newServer = () => createServer({ config, conductor: connection.conductor, secrets: connection.secrets });
+  let closeTransport: () => Promise<void>;
+
+  if (args.http) {
+    const port = args.port === undefined ? 8765 : Number(args.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      process.stderr.write(`--port must be a port number, got "${args.port}"\n`);
+      return 2;
+    }
+    const http = await startHttp({ host: args.host ?? "127.0.0.1", port, token: config.httpToken, newServer }).catch((error: Error) => {
+      process.stderr.write(`opencode-conductor: ${error.message}\n`);
+      return undefined;
+    });
+    if (!http) return 2;
+    process.stderr.write(`opencode-conductor listening on ${http.url}\n`);
+    closeTransport = http.close;
+  } else {
+    const server = newServer();
+    await server.connect(new StdioServerTransport());
+    closeTransport = () => server.close();
+    process.stdin.once("end", () => void shutdown());
+    process.stdin.once("close", () => void shutdown());
+  }
+
+  let closing = false;
+  async function shutdown(): Promise<void> {
+    if (closing) return;
+    closing = true;
+    await closeTransport().catch(() => undefined);
+    await connection.close().catch(() => undefined);
+    process.exit(0);
+  }
+  process.once("SIGTERM", () => void shutdown());
+  process.once("SIGINT", () => void shutdown());
+  return -1; // keep running
+}
+
+main().then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    process.stderr.write(`opencode-conductor: ${(error as Error).message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,406 @@
+// oc_api: calls any opencode HTTP operation when no dedicated tool fits. Arguments are checked with
+// Ajv against the operation's own schemas before anything is sent, so a model gets every mistake
+// (with paths and the expected shape) in one answer instead of opencode's first "Missing key".
+// Big answers are cut to valid JSON with a note on how to page or narrow.
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import { z } from "zod";
+import type { JsonSchema, OperationSpec } from "../../../generated/operations.js";
+import { UsageError } from "../../core/errors.js";
+import { defineTool } from "../tool.js";
+import { deref, matchPath, methodOf, refName, resolveOperation, shapeOf, unknownOperation, type ResolvedOperation } from "./oc_api_ops.js";
+
+// ajv-formats is CommonJS: under NodeNext its plugin may sit on `.default`.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
+
+type Part = "params" | "query" | "body";
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+// Path and query values arrive from MCP as strings as often as not: those validators coerce (and
+// the coerced copy is what gets sent). Bodies are JSON already, so they are checked as given.
+const ajvs: Partial<Record<"coerce" | "exact", Ajv2020>> = {};
+function ajv(kind: "coerce" | "exact"): Ajv2020 {
+  let instance = ajvs[kind];
+  if (!instance) {
+    instance = new Ajv2020({ strict: false, allErrors: true, verbose: true, coerceTypes: kind === "coerce" });
+    addFormats(instance);
+    ajvs[kind] = instance;
+  }
+  return instance;
+}
+
+// Compiled lazily, once per operation part: most operations are never called.
+const compiled = new Map<string, ValidateFunction>();
+function validatorFor(key: string, schema: JsonSchema, kind: "coerce" | "exact"): ValidateFunction {
+  let fn = compiled.get(key);
+  if (!fn) {
+    fn = ajv(kind).compile(schema);
+    compiled.set(key, fn);
+  }
+  return fn;
+}
+
+// A union member is checked on its own (with its root's $defs) to explain why the data fails it.
+// Member schemas are objects of the generated table, so identity is a stable cache key.
+const memberCache: Record<"coerce" | "exact", WeakMap<JsonSchema, ValidateFunction>> = { coerce: new WeakMap(), exact: new WeakMap() };
+function memberValidator(schema: JsonSchema, c: Checker): ValidateFunction {
+  let fn = memberCache[c.kind].get(schema);
+  if (!fn) {
+    fn = ajv(c.kind).compile({ ...schema, $defs: c.root.$defs });
+    memberCache[c.kind].set(schema, fn);
+  }
+  return fn;
+}
+
+function partSchema(op: OperationSpec, part: Part): JsonSchema | null {
+  return part === "params" ? op.pathParams : part === "query" ? op.query : op.body;
+}
+
+/** `params`/`body` + `/parts/0/type` → `body.parts[0].type`. */
+function pathText(part: string, instancePath: string): string {
+  let out = part;
+  for (const raw of instancePath.split("/").slice(1)) {
+    const seg = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    out += /^\d+$/.test(seg) ? `[${seg}]` : /^[A-Za-z_$][\w$]*$/.test(seg) ? `.${seg}` : `[${JSON.stringify(seg)}]`;
+  }
+  return out;
+}
+
+const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+const jsonType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : Number.isInteger(v) ? "integer" : typeof v);
+const got = (v: unknown) => (v === undefined ? "missing" : `got ${JSON.stringify(v)?.slice(0, 60) ?? String(v)}`);
+
+function typeFits(schema: JsonSchema, data: unknown): boolean {
+  const t = schema.type;
+  if (t === undefined) return true;
+  const types = Array.isArray(t) ? (t as string[]) : [t as string];
+  const actual = jsonType(data);
+  return types.some((x) => x === actual || (x === "number" && actual === "integer"));
+}
+
+/** The one-value `enum`/`const` of `key` in an object schema: how opencode tags union members. */
+function tagOf(schema: JsonSchema, key: string): unknown {
+  const prop = (schema.properties as Record<string, JsonSchema> | undefined)?.[key];
+  if (!prop) return undefined;
+  if (prop.const !== undefined) return prop.const;
+  return Array.isArray(prop.enum) && prop.enum.length === 1 ? prop.enum[0] : undefined;
+}
+
+interface Checker {
+  op: OperationSpec;
+  part: Part;
+  root: JsonSchema;
+  kind: "coerce" | "exact";
+}
+
+/** Readable lines for Ajv's errors. A failed union is explained once, via the member the data meant. */
+function explain(errors: ErrorObject[], base: string, c: Checker): string[] {
+  const lines: string[] = [];
+  const unions = errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").sort((a, b) => a.instancePath.length - b.instancePath.length);
+  const handled: string[] = [];
+  for (const u of unions) {
+    if (handled.some((h) => under(u.instancePath, h))) continue;
+    handled.push(u.instancePath);
+    lines.push(...explainUnion(u, base, c));
+  }
+  for (const e of errors) {
+    if (e.keyword === "anyOf" || e.keyword === "oneOf" || handled.some((h) => under(e.instancePath, h))) continue;
+    lines.push(explainOne(e, base, c));
+  }
+  return [...new Set(lines)];
+}
+
+function explainOne(e: ErrorObject, base: string, c: Checker): string {
+  const where = pathText(c.part, base + e.instancePath);
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case "required":
+      return `${pathText(c.part, `${base}${e.instancePath}/${String(p.missingProperty)}`)}: is required`;
+    case "additionalProperties": {
+      const allowed = Object.keys((e.parentSchema?.properties as Json | undefined) ?? {});
+      return `${pathText(c.part, `${base}${e.instancePath}/${String(p.additionalProperty)}`)}: is not allowed${allowed.length ? `; allowed: ${allowed.join(", ")}` : ""}`;
+    }
+    case "enum":
+      return `${where}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")} (${got(e.data)})`;
+    case "const":
+      return `${where}: must be ${JSON.stringify(p.allowedValue)} (${got(e.data)})`;
+    case "type":
+      return `${where}: must be ${String(p.type)} (${got(e.data)})`;
+    default:
+      return `${where}: ${e.message ?? e.keyword}`;
+  }
+}
+
+function explainUnion(u: ErrorObject, base: string, c: Checker): string[] {
+  const where = pathText(c.part, base + u.instancePath);
+  const members = (u.schema as JsonSchema[]).map((raw) => ({ raw, schema: deref(raw, c.root) }));
+  let fits = members.filter((m) => typeFits(m.schema, u.data));
+  const label = (m: { raw: JsonSchema; schema: JsonSchema }) => refName(m.raw) ?? shapeOf(m.schema, c.root, 1);
+  if (fits.length === 0) return [`${where}: must be ${members.map(label).join(" or ")} (${got(u.data)})`];
+  // Tagged union (`type: "text" | "file" | …`): check against the member the tag names.
+  if (isObject(u.data)) {
+    const keys = Object.keys((fits[0]!.schema.properties as Json | undefined) ?? {});
+    const tag = keys.find((k) => fits.every((m) => tagOf(m.schema, k) !== undefined));
+    if (tag && fits.length > 1) {
+      const value = u.data[tag];
+      const hit = fits.find((m) => tagOf(m.schema, tag) === value);
+      if (!hit) return [`${pathText(c.part, `${base}${u.instancePath}/${tag}`)}: must be one of ${fits.map((m) => JSON.stringify(tagOf(m.schema, tag))).join(", ")} (${got(value)})`];
+      fits = [hit];
+    }
+  }
+  if (fits.length === 1) {
+    const m = fits[0]!;
+    const check = memberValidator(m.schema, c);
+    if (!check(structuredClone(u.data))) {
+      const lines = explain(check.errors ?? [], base + u.instancePath, c);
+      if (lines.length > 0) return lines;
+    }
+  }
+  return [`${where}: must match one of: ${fits.map((m) => `${label(m)} ${shapeOf(m.schema, c.root, 0).slice(0, 200)}`).join("; ")}`];
+}
+
+interface Checked {
+  params: Json;
+  query: Json;
+  body: unknown;
+  problems: string[];
+  failed: Part[];
+}
+
+function check(op: OperationSpec, input: { params: Json; query: Json; body: unknown }): Checked {
+  const out: Checked = { params: structuredClone(input.params), query: structuredClone(input.query), body: input.body, problems: [], failed: [] };
+  for (const part of ["params", "query", "body"] as const) {
+    const schema = partSchema(op, part);
+    const value = out[part];
+    if (!schema) {
+      const given = part === "body" ? value !== undefined : Object.keys(value as Json).length > 0;
+      if (given) out.problems.push(`${part}: ${op.id} takes no ${part === "params" ? "path parameters" : part === "query" ? "query parameters" : "body"}`);
+      continue;
+    }
+    if (part === "body" && value === undefined) {
+      if (op.bodyRequired) {
+        out.problems.push("body: is required");
+        out.failed.push(part);
+      }
+      continue;
+    }
+    const kind = part === "body" ? "exact" : "coerce";
+    const validate = validatorFor(`${op.id}:${part}`, schema, kind);
+    if (!validate(value)) {
+      out.problems.push(...explain(validate.errors ?? [], "", { op, part, root: schema, kind }));
+      out.failed.push(part);
+    }
+  }
+  return out;
+}
+
+function validationError(op: OperationSpec, checked: Checked): UsageError {
+  const expected = checked.failed.map((part) => `Expected ${part === "params" ? "params (path)" : part}: ${shapeOf(partSchema(op, part))}`);
+  return new UsageError(
+    [
+      `${op.id} (${methodOf(op)} ${op.path}): the arguments do not match opencode's schema, so nothing was sent.`,
+      ...checked.problems.map((p) => `- ${p}`),
+      ...expected,
+      `(* = required) Full schemas: oc_api_ops {operation: "${op.id}"}.`,
+    ].join("\n"),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shaping the answer
+
+const PAGING = ["limit", "cursor", "before", "after", "start", "order"];
+const SCOPE = new Set(["directory", "workspace", "location"]);
+
+function narrowHint(op: OperationSpec, maxChars: number, suggestLimit?: number): string {
+  const names = Object.keys((op.query?.properties as Json | undefined) ?? {});
+  const paging = names.filter((n) => PAGING.includes(n));
+  const filters = names.filter((n) => !PAGING.includes(n) && !SCOPE.has(n));
+  const parts: string[] = [];
+  if (paging.length > 0) parts.push(`page with query ${paging.map((n) => `\`${n}\``).join(", ")}${paging.includes("limit") && suggestLimit !== undefined ? ` (e.g. query: {limit: ${Math.max(1, suggestLimit)}})` : ""}`);
+  if (filters.length > 0) parts.push(`narrow with query ${filters.map((n) => `\`${n}\``).join(", ")}`);
+  parts.push(`raise max_chars (now ${maxChars})`);
+  return `To see more: ${parts.join("; or ")}.`;
+}
+
+/** How many leading items of `items` fit in `budget` characters of JSON. */
+function fitting(items: unknown[], budget: number): number {
+  let used = 2;
+  let n = 0;
+  for (const item of items) {
+    const len = (JSON.stringify(item) ?? "null").length + (n > 0 ? 1 : 0);
+    if (used + len > budget) break;
+    used += len;
+    n += 1;
+  }
+  return n;
+}
+
+interface Shaped {
+  result: unknown;
+  /** What the text answer shows. */
+  json: string;
+  truncated: boolean;
+  chars: number;
+  note?: string;
+}
+
+/** Cuts a large result to at most `maxChars` of JSON, keeping it valid JSON where it can. */
+function shape(op: OperationSpec, data: unknown, maxChars: number): Shaped {
+  const result = data === undefined ? null : data;
+  const json = JSON.stringify(result) ?? "null";
+  if (json.length <= maxChars) return { result, json, truncated: false, chars: json.length };
+  if (Array.isArray(result)) {
+    const n = fitting(result, maxChars);
+    if (n > 0) {
+      const cut = result.slice(0, n);
+      return { result: cut, json: JSON.stringify(cut), truncated: true, chars: json.length, note: `Showing ${n} of ${result.length} items. ${narrowHint(op, maxChars, n)}` };
+    }
+  }
+  if (isObject(result)) {
+    // v2 lists wrap the array (`{data: [...], cursor}`): cut the biggest array and keep the rest.
+    const arrays = Object.entries(result).filter((e): e is [string, unknown[]] => Array.isArray(e[1]));
+    const biggest = arrays.sort((a, b) => JSON.stringify(b[1]).length - JSON.stringify(a[1]).length)[0];
+    if (biggest) {
+      const [key, items] = biggest;
+      const rest = JSON.stringify({ ...result, [key]: [] }).length;
+      const n = rest < maxChars ? fitting(items, maxChars - rest + 2) : 0;
+      if (n > 0) {
+        const cut = { ...result, [key]: items.slice(0, n) };
+        return { result: cut, json: JSON.stringify(cut), truncated: true, chars: json.length, note: `Showing ${n} of ${items.length} items of "${key}". ${narrowHint(op, maxChars, n)}` };
+      }
+    }
+  }
+  // Last resort: a text preview (of the raw text when opencode answered text, e.g. a diff).
+  const preview = (typeof result === "string" ? result : json).slice(0, maxChars);
+  return {
+    result: preview,
+    json: `${preview} …`,
+    truncated: true,
+    chars: json.length,
+    note: `The result (${json.length} chars of JSON) is cut to a text preview of its first ${maxChars} chars. ${narrowHint(op, maxChars)}`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tool
+
+type LooseCall = (id: string, args: { path?: Json; query?: Json; body?: unknown }, options: { signal?: AbortSignal }) => Promise<unknown>;
+
+function pickOperation(args: { operation?: string; method?: string; path?: string }): ResolvedOperation {
+  let byPath: ResolvedOperation | undefined;
+  if (args.path !== undefined) {
+    const method = (args.method ?? "GET").toUpperCase();
+    if (!["GET", "POST", "PUT", "PATCH", "DELETE"].includes(method)) throw new UsageError(`method must be GET, POST, PUT, PATCH or DELETE (got "${args.method}").`);
+    byPath = matchPath(method, args.path);
+    if (!byPath) throw unknownOperation(`${method} ${args.path}`);
+  } else if (args.method !== undefined && args.operation === undefined) {
+    throw new UsageError(`method needs a path too, e.g. {method: "GET", path: "/session/ses_..."}; or give operation: "<id>".`);
+  }
+  if (args.operation !== undefined) {
+    const byId = resolveOperation(args.operation);
+    if (!byId) throw unknownOperation(args.operation);
+    if (byPath && byPath.op.id !== byId.op.id) {
+      throw new UsageError(`operation "${byId.op.id}" is ${methodOf(byId.op)} ${byId.op.path}, but method/path name ${byPath.op.id}: give one or the other.`);
+    }
+    return byPath ?? byId;
+  }
+  if (byPath) return byPath;
+  throw new UsageError(`Name the operation: operation: "<id>" (e.g. "session.list"), or method + path (e.g. GET /session/ses_...). Find ids with oc_api_ops.`);
+}
+
+/** Puts `directory` where this operation takes it: the v1 `directory` query, or v2's `location`. */
+function withDirectory(op: OperationSpec, query: Json, directory: string): Json {
+  const props = (op.query?.properties ?? {}) as Record<string, JsonSchema>;
+  if (props.directory) {
+    if (query.directory !== undefined && query.directory !== directory) throw new UsageError(`directory and query.directory differ: give one.`);
+    return { ...query, directory };
+  }
+  if ((props.location?.properties as Json | undefined)?.directory) {
+    return { ...query, location: { ...(isObject(query.location) ? query.location : {}), directory } };
+  }
+  const takes = op.query ? `its query: ${shapeOf(op.query)}` : "it takes no query parameters";
+  throw new UsageError(`${op.id} does not take a directory (${takes}). Leave directory out.`);
+}
+
+/** A JSON body sent as a string (some clients do that with `unknown` fields). */
+function parseBody(op: OperationSpec, body: unknown): unknown {
+  if (typeof body !== "string" || !op.body || op.body.type === "string") return body;
+  const text = body.trim();
+  if (!text.startsWith("{") && !text.startsWith("[")) return body;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return body;
+  }
+}
+
+function fill(template: string, params: Json): string {
+  return template.replace(/\{([^}]+)\}/g, (whole, name: string) => (params[name] === undefined ? whole : encodeURIComponent(String(params[name]))));
+}
+
+export const ocApi = defineTool({
+  name: "oc_api",
+  title: "Call an opencode HTTP operation",
+  description:
+    "Call any opencode HTTP operation (v1 `/session/...` or v2 `/api/...`) when no dedicated oc_* tool fits. Name it by `operation` id (`session.get`) or by `method` + `path`; " +
+    "a concrete path such as `/session/ses_123` fills the path params. Find ids and schemas with oc_api_ops. `params`, `query` and `body` are checked against opencode's schema before sending: " +
+    "a mismatch returns every failing field and the expected shape, and sends nothing. `directory` targets another project on operations that take one. " +
+    "Returns the JSON result, cut to `max_chars` (valid JSON, with a note naming the paging parameters). Event streams are refused: use oc_wait / oc_delegate to wait for turns. " +
+    "In read-only mode only GET operations run.",
+  toolset: "api",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  input: {
+    operation: z.string().optional().describe('Operation id, e.g. "session.list", "session.prompt_async", "v2.session.messages".'),
+    method: z.string().optional().describe("HTTP method, with `path` (instead of `operation`)."),
+    path: z.string().optional().describe('Path, template or concrete: "/session/{sessionID}" or "/session/ses_123". A "?a=b" tail adds query params.'),
+    params: z.record(z.string(), z.unknown()).optional().describe('Path parameters, e.g. {"sessionID": "ses_..."}.'),
+    query: z.record(z.string(), z.unknown()).optional().describe('Query parameters, e.g. {"limit": 10}.'),
+    body: z.unknown().optional().describe("JSON request body, as the operation's schema says."),
+    directory: z.string().optional().describe("Project directory (absolute) for operations that take one."),
+    max_chars: z.number().int().min(100).max(1_000_000).optional().describe("Longest result JSON to return (default 20000)."),
+  },
+  output: {
+    operation: z.string().describe("The operation id that was called."),
+    status: z.literal("ok"),
+    result: z.unknown().describe("opencode's JSON answer (null for an empty answer), possibly cut: see truncated/note."),
+    truncated: z.boolean(),
+    chars: z.number().describe("Length of the full result as JSON text."),
+    note: z.string().optional().describe("What was cut and how to page or narrow."),
+  },
+  async run(args, ctx) {
+    const { op, params: fromPath, query: fromPathQuery } = pickOperation(args);
+    if (op.streaming) {
+      throw new UsageError(`${op.id} is an event stream, which oc_api does not read. To wait for a session's turn use oc_wait (or oc_delegate, which waits by default); oc_result reads a session's state now.`);
+    }
+    if (op.path.includes("*")) throw new UsageError(`${op.id} (${op.path}) has a wildcard path that oc_api cannot fill; read files with operation "file.read" (query: {path}).`);
+    if (ctx.config.readOnly && op.method !== "get") {
+      throw new UsageError(`${op.id} is ${methodOf(op)}, and OPENCODE_CONDUCTOR_READ_ONLY is set: only GET operations run. Unset OPENCODE_CONDUCTOR_READ_ONLY to allow changes.`);
+    }
+    let query: Json = { ...fromPathQuery, ...args.query };
+    if (args.directory !== undefined) query = withDirectory(op, query, args.directory);
+    // opencode's spec marks few bodies required, yet it rejects a missing one ("Missing key"): an
+    // object body defaults to {}, so its required fields are reported here instead.
+    const body = parseBody(op, args.body) ?? (op.body?.type === "object" ? {} : undefined);
+    const checked = check(op, { params: { ...fromPath, ...args.params }, query, body });
+    if (checked.problems.length > 0) throw validationError(op, checked);
+
+    const conductor = await ctx.conductor();
+    const call = conductor.client.call as unknown as LooseCall;
+    const data = await call(op.id, { path: checked.params, query: checked.query, body: checked.body }, { signal: ctx.signal });
+
+    const maxChars = args.max_chars ?? 20_000;
+    const shaped = shape(op, data, maxChars);
+    const head = `${op.id} (${methodOf(op)} ${fill(op.path, checked.params)}): ok, ${data === undefined ? "no content" : `${shaped.chars} chars`}${shaped.truncated ? ", truncated" : ""}`;
+    const text = [head, shaped.json, ...(shaped.note ? [shaped.note] : [])].join("\n");
+    return {
+      text,
+      data: { operation: op.id, status: "ok" as const, result: shaped.result, truncated: shaped.truncated, chars: shaped.chars, ...(shaped.note ? { note: shaped.note } : {}) },
+    };
+  },
+});

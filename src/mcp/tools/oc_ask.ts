@@ -1,0 +1,53 @@
+import { z } from "zod";
+import { deleteSession } from "../../core/sessions.js";
+import { directoryField, timeoutField, timeoutMs } from "../common.js";
+import { defineTool } from "../tool.js";
+
+export const ocAsk = defineTool({
+  name: "oc_ask",
+  title: "Ask a model a question",
+  description:
+    "Ask one model one question about a project, read-only (the agent may read and search files but cannot edit or run commands), and get its answer. The session is deleted afterwards. Use oc_delegate for work that changes files.",
+  toolset: "delegate",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  input: {
+    question: z.string().min(1),
+    model: z.string().optional().describe("provider/model or a name (see oc_models)"),
+    directory: directoryField,
+    files: z.array(z.string()).optional().describe("Files to attach"),
+    timeout_s: timeoutField,
+  },
+  output: {
+    status: z.enum(["done", "error", "blocked", "running", "interrupted"]),
+    answer: z.string(),
+    model: z.string().optional(),
+    error: z.object({ name: z.string(), message: z.string() }).optional(),
+    tokens: z.number().optional(),
+    cost: z.number().optional(),
+  },
+  async run(args, ctx) {
+    const conductor = await ctx.conductor();
+    const r = await conductor.delegate({
+      task: args.question,
+      title: "oc_ask",
+      model: args.model,
+      directory: args.directory,
+      files: args.files,
+      permissions: "readonly",
+      timeoutMs: timeoutMs(args.timeout_s),
+      signal: ctx.signal,
+    });
+    // A one-shot question leaves nothing behind (abort first: a busy session keeps running after delete).
+    await deleteSession(conductor, r.sessionId, { directory: r.directory }).catch(() => undefined);
+    const data = {
+      status: r.status,
+      answer: r.answer,
+      ...(r.model ? { model: r.model } : {}),
+      ...(r.error ? { error: r.error } : {}),
+      ...(r.tokens ? { tokens: r.tokens.total } : {}),
+      ...(r.cost !== undefined ? { cost: r.cost } : {}),
+    };
+    const text = r.error ? `${r.status.toUpperCase()}: ${r.error.name}: ${r.error.message}` : r.status === "done" ? r.answer : `${r.status.toUpperCase()}: no answer (the question was cancelled and its session removed).`;
+    return { text, data };
+  },
+});

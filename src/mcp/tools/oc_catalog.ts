@@ -1,0 +1,24 @@
+import { z } from "zod";
+import { catalog, CATALOG_KINDS } from "../../core/discovery.js";
+import { directoryField } from "../common.js";
+import { defineTool } from "../tool.js";
+
+const MAX_TEXT = 6_000;
+
+export const ocCatalog = defineTool({
+  name: "oc_catalog",
+  title: "Browse what opencode offers",
+  description:
+    "List one kind of thing the opencode server offers: agents (for oc_delegate agent), commands (for command), skills, mcp servers, providers, config (secrets redacted), projects, worktrees, lsp, formatters, tools.",
+  toolset: "discover",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  input: { kind: z.enum(CATALOG_KINDS as unknown as [string, ...string[]]), directory: directoryField },
+  output: { kind: z.string(), items: z.unknown() },
+  async run(args, ctx) {
+    const items = await catalog(await ctx.conductor(), args.kind as (typeof CATALOG_KINDS)[number], { directory: args.directory });
+    const json = JSON.stringify(items, null, 1);
+    const count = Array.isArray(items) ? `${items.length} ${args.kind}` : args.kind;
+    const text = `${count}:\n${json.length > MAX_TEXT ? `${json.slice(0, MAX_TEXT)}\n… (truncated; the structured result has everything)` : json}`;
+    return { text, data: { kind: args.kind, items } };
+  },
+});

@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { listModels } from "../../core/discovery.js";
+import { directoryField } from "../common.js";
+import { defineTool } from "../tool.js";
+
+export const ocModels = defineTool({
+  name: "oc_models",
+  title: "List models",
+  description: "List the models opencode can use (connected providers only, after the allow/block lists), with context and output limits, cost per million tokens and variants. Pass an id from here as `model` to oc_delegate.",
+  toolset: "discover",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  input: {
+    search: z.string().optional().describe("Text in the id or name"),
+    provider: z.string().optional(),
+    free_only: z.boolean().optional(),
+    limit: z.number().int().min(1).max(500).optional().describe("Default 50"),
+    directory: directoryField,
+  },
+  output: {
+    models: z.array(
+      z.object({ id: z.string(), name: z.string(), context: z.number(), output: z.number(), cost_in: z.number(), cost_out: z.number(), variants: z.array(z.string()), reasoning: z.boolean(), images: z.boolean() }),
+    ),
+    total: z.number(),
+  },
+  async run(args, ctx) {
+    const rows = await listModels(await ctx.conductor(), { search: args.search, provider: args.provider, freeOnly: args.free_only, directory: args.directory });
+    const models = rows.slice(0, args.limit ?? 50).map((m) => ({
+      id: m.id,
+      name: m.name,
+      context: m.contextLimit,
+      output: m.outputLimit,
+      cost_in: m.costIn,
+      cost_out: m.costOut,
+      variants: m.variants,
+      reasoning: m.capabilities.reasoning,
+      images: m.capabilities.images,
+    }));
+    const lines = models.map((m) => `${m.id}  ${m.name}  ctx ${m.context}  $${m.cost_in}/$${m.cost_out}${m.variants.length ? `  variants: ${m.variants.join(",")}` : ""}`);
+    const more = rows.length > models.length ? `\n… ${rows.length - models.length} more: narrow with search or provider, or raise limit.` : "";
+    return { text: `${rows.length} models${rows.length ? ":\n" : "."}${lines.join("\n")}${more}`, data: { models, total: rows.length } };
+  },
+});

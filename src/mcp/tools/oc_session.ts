@@ -1,0 +1,99 @@
+import { z } from "zod";
+import type { Conductor } from "../../core/conductor.js";
+import { resolveModelRef } from "../../core/discovery.js";
+import { UsageError } from "../../core/errors.js";
+import { formatModel } from "../../core/model-resolve.js";
+import { sessionScope } from "../../core/scope.js";
+import * as sessions from "../../core/sessions.js";
+import { directoryField, sessionIdField } from "../common.js";
+import { defineTool } from "../tool.js";
+
+const ACTIONS = ["info", "messages", "diff", "fork", "compact", "rename", "archive", "delete", "abort", "revert", "unrevert", "shell", "export", "todo", "set_model", "set_agent"] as const;
+type Action = (typeof ACTIONS)[number];
+
+interface Args {
+  session_id: string;
+  action: Action;
+  title?: string;
+  message_id?: string;
+  part_id?: string;
+  command?: string;
+  model?: string;
+  agent?: string;
+  limit?: number;
+  before?: string;
+  directory?: string;
+}
+
+function need<T>(value: T | undefined, name: string, action: Action): T {
+  if (value === undefined || value === "") throw new UsageError(`action "${action}" needs \`${name}\`.`);
+  return value;
+}
+
+// One small handler per action; each returns the JSON to show.
+const ACTION_HANDLERS: Record<Action, (c: Conductor, a: Args) => Promise<unknown>> = {
+  info: (c, a) => sessions.sessionInfo(c, a.session_id, a),
+  messages: (c, a) => sessions.sessionMessages(c, a.session_id, { ...a, limit: a.limit, before: a.before }),
+  diff: (c, a) => sessions.sessionDiff(c, a.session_id, { ...a, messageId: a.message_id }),
+  fork: (c, a) => sessions.forkSession(c, a.session_id, { ...a, messageId: a.message_id }),
+  compact: (c, a) => sessions.compactSession(c, a.session_id, { ...a, model: a.model }),
+  rename: (c, a) => sessions.renameSession(c, a.session_id, need(a.title, "title", a.action), a),
+  archive: async (c, a) => {
+    const scoped = await sessionScope(c, a.session_id);
+    const s = await scoped.client.call("session.update", { path: { sessionID: a.session_id }, body: { time: { archived: Date.now() } } });
+    return sessions.sessionRow(s);
+  },
+  delete: (c, a) => sessions.deleteSession(c, a.session_id, a),
+  abort: (c, a) => sessions.abortSession(c, a.session_id, a),
+  revert: (c, a) => sessions.revertSession(c, a.session_id, { ...a, messageId: need(a.message_id, "message_id", a.action), partId: a.part_id }),
+  unrevert: (c, a) => sessions.unrevertSession(c, a.session_id, a),
+  shell: (c, a) => sessions.shellInSession(c, a.session_id, { ...a, command: need(a.command, "command", a.action), agent: a.agent, model: a.model }),
+  export: (c, a) => sessions.exportSession(c, a.session_id, a),
+  todo: (c, a) => sessions.sessionTodo(c, a.session_id, a),
+  set_model: async (c, a) => {
+    const model = formatModel(await resolveModelRef(c, need(a.model, "model", a.action)));
+    c.sessionDefaults.set(a.session_id, { ...c.sessionDefaults.get(a.session_id), model });
+    return { sessionId: a.session_id, model, note: "Used for this session's next turns sent through this server (oc_delegate session_id, oc_send)." };
+  },
+  set_agent: async (c, a) => {
+    const agent = need(a.agent, "agent", a.action);
+    c.sessionDefaults.set(a.session_id, { ...c.sessionDefaults.get(a.session_id), agent });
+    return { sessionId: a.session_id, agent, note: "Used for this session's next turns sent through this server (oc_delegate session_id, oc_send)." };
+  },
+};
+
+const DESTRUCTIVE = new Set<Action>(["delete", "revert", "abort", "compact"]);
+const MAX_TEXT = 8_000;
+
+export const ocSession = defineTool({
+  name: "oc_session",
+  title: "Manage one session",
+  description:
+    "One action on a session: info (status, model, cost), messages (paged: limit, before), diff (files a turn changed; message_id or the last turn; git projects), fork (copy, optionally before message_id), " +
+    "compact (summarize history), rename (title), archive, delete, abort, revert (undo from message_id; files restored in git projects), unrevert, shell (run command in the session), export (all as JSON), todo, " +
+    "set_model / set_agent (for its next turns).",
+  toolset: "sessions",
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  input: {
+    session_id: sessionIdField,
+    action: z.enum(ACTIONS),
+    title: z.string().optional().describe("rename"),
+    message_id: z.string().optional().describe("diff, fork, revert"),
+    part_id: z.string().optional().describe("revert"),
+    command: z.string().optional().describe("shell"),
+    model: z.string().optional().describe("set_model, compact, shell"),
+    agent: z.string().optional().describe("set_agent, shell"),
+    limit: z.number().int().min(1).max(200).optional().describe("messages"),
+    before: z.string().optional().describe("messages: page cursor from the previous page"),
+    directory: directoryField,
+  },
+  output: { session_id: z.string(), action: z.string(), result: z.unknown() },
+  async run(args, ctx) {
+    const conductor = await ctx.conductor();
+    const result = await ACTION_HANDLERS[args.action](conductor, args);
+    const json = JSON.stringify(result, null, 1);
+    const shown = json.length > MAX_TEXT ? `${json.slice(0, MAX_TEXT)}\n… (truncated in text; the structured result has everything${args.action === "messages" ? ", or page with limit/before" : ""})` : json;
+    const warn = DESTRUCTIVE.has(args.action) ? " (changes the session)" : "";
+    return { text: `${args.action} ${args.session_id}${warn}:\n${shown}`, data: { session_id: args.session_id, action: args.action, result } };
+  },
+});

@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { serverStatus } from "../../core/discovery.js";
+import { directoryField } from "../common.js";
+import { defineTool } from "../tool.js";
+
+export const ocStatus = defineTool({
+  name: "oc_status",
+  title: "opencode server status",
+  description: "Check the opencode server this tool set talks to: URL, version, health, the default model, and how many providers, models, agents and commands it has. Call it first when something fails to connect.",
+  toolset: "discover",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  input: { directory: directoryField },
+  output: {
+    url: z.string(),
+    version: z.string(),
+    healthy: z.boolean(),
+    default_model: z.string().optional(),
+    counts: z.object({ providers: z.number(), models: z.number(), agents: z.number(), commands: z.number() }),
+    read_only: z.boolean(),
+    toolsets: z.array(z.string()),
+  },
+  async run(args, ctx) {
+    const s = await serverStatus(await ctx.conductor(), { directory: args.directory });
+    const data = {
+      url: s.url,
+      version: s.version,
+      healthy: s.healthy,
+      ...(s.defaultModel ? { default_model: s.defaultModel } : {}),
+      counts: s.counts,
+      read_only: ctx.config.readOnly,
+      toolsets: ctx.config.toolsets,
+    };
+    const c = s.counts;
+    const text = `opencode ${s.version} at ${s.url}: ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}`;
+    return { text, data };
+  },
+});
