@@ -1,0 +1,52 @@
+// Drives the built MCP server over stdio with the SDK's real Client, as a user's MCP client would.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+export const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
+
+export interface McpSession {
+  client: Client;
+  transport: StdioClientTransport;
+  /** Calls a tool and returns its result (text joined, structured content, isError). */
+  call(name: string, args?: Record<string, unknown>, options?: { onprogress?: (p: { progress: number; message?: string }) => void; signal?: AbortSignal; timeoutMs?: number }): Promise<ToolCall>;
+  close(): Promise<void>;
+}
+
+export interface ToolCall {
+  text: string;
+  data: Record<string, unknown>;
+  isError: boolean;
+  raw: CallToolResult;
+}
+
+export async function startMcp(env: Record<string, string>, clientCapabilities: Record<string, unknown> = {}): Promise<McpSession> {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before the e2e tests.`);
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI],
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "e2e-test-client", version: "1.0.0" }, { capabilities: clientCapabilities });
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    async call(name, args = {}, options = {}) {
+      const raw = (await client.callTool({ name, arguments: args }, undefined, {
+        onprogress: options.onprogress,
+        signal: options.signal,
+        timeout: options.timeoutMs ?? 120_000,
+        resetTimeoutOnProgress: true,
+      })) as CallToolResult;
+      const text = raw.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+      return { text, data: (raw.structuredContent ?? {}) as Record<string, unknown>, isError: raw.isError === true, raw };
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}
