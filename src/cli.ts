@@ -38,6 +38,10 @@ async function main(): Promise<number> {
   }
   if (args.help) return void process.stdout.write(`${HELP}\n`), 0;
   if (args.version) return void process.stdout.write(`${VERSION}\n`), 0;
+  if (!args.http && (args.port !== undefined || args.host !== undefined)) {
+    process.stderr.write("--port and --host only apply with --http\n");
+    return 2;
+  }
 
   let config;
   try {

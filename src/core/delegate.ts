@@ -7,12 +7,13 @@ import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./discovery.js";
 import { UsageError } from "./errors.js";
+import { sessionScope } from "./scope.js";
 import type { ModelRef } from "./model-resolve.js";
 import { permissionRules, type Permissions } from "./permissions.js";
 import type { TurnSummary } from "./summary.js";
 import { runTurn, type RunTurnOptions } from "./turn.js";
 
-export interface DelegateOptions extends Omit<RunTurnOptions, "directory"> {
+export interface DelegateOptions extends Omit<RunTurnOptions, "fresh"> {
   /** What to do, in words. With `command`, the command's arguments. */
   task: string;
   /** Continue this session instead of starting a new one. */
@@ -42,15 +43,18 @@ export interface DelegateResult extends TurnSummary {
 export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<DelegateResult> {
   if (typeof o.task !== "string" || (!o.task.trim() && !o.command)) throw new UsageError("`task` is empty: say what the agent should do.");
   if (o.fork && !o.sessionId) throw new UsageError("`fork: true` needs `sessionId`: the session to fork.");
-  const directory = o.directory === undefined ? ctx.client.directory : await existingDirectory(o.directory);
-  const client = directory === undefined ? ctx.client : ctx.client.withDirectory(directory);
-  const scoped: CoreContext = { ...ctx, client };
+  // A continued session runs in its own directory (status and requests are per directory, notes §9).
+  const scoped: CoreContext =
+    o.directory !== undefined ? { ...ctx, client: ctx.client.withDirectory(await existingDirectory(o.directory)) } : o.sessionId ? await sessionScope(ctx, o.sessionId) : ctx;
+  const { client } = scoped;
+  const directory = client.directory;
   const rules = permissionRules(o.permissions);
   const remembered = o.sessionId ? ctx.sessionDefaults?.get(o.sessionId) : undefined;
   const modelInput = o.model ?? remembered?.model ?? ctx.settings.defaultModel;
   const agent = o.agent ?? remembered?.agent;
   const model = modelInput ? await resolveModelRef(scoped, modelInput) : undefined;
   const files = await fileParts(o.files ?? [], directory);
+  if (o.command) await checkCommand(scoped, o.command);
 
   let sessionId: string;
   if (o.sessionId) {
@@ -65,29 +69,28 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   const send = async (watch: { fail(error: unknown): void }) => {
     if (o.command) {
       // The command route answers only when the turn ends: do not hold the caller on it.
-      client
-        .call(
-          "session.command",
-          {
-            path: { sessionID: sessionId },
-            body: {
-              command: o.command,
-              arguments: o.task,
-              ...(agent ? { agent } : {}),
-              ...(model ? { model: `${model.providerID}/${model.modelID}`, ...(model.variant ? { variant: model.variant } : {}) } : {}),
-              ...(files.length > 0 ? { parts: files } : {}),
-            },
-          },
-          { timeoutMs: 24 * 3600_000 },
-        )
-        .catch((error: unknown) => watch.fail(error));
+      const body = {
+        command: o.command,
+        arguments: o.task,
+        ...(agent ? { agent } : {}),
+        ...(model ? { model: `${model.providerID}/${model.modelID}`, ...(model.variant ? { variant: model.variant } : {}) } : {}),
+        ...(files.length > 0 ? { parts: files } : {}),
+      };
+      client.call("session.command", { path: { sessionID: sessionId }, body }, { timeoutMs: 24 * 3600_000 }).catch((error: unknown) => watch.fail(error));
       return;
     }
     await client.call("session.prompt_async", { path: { sessionID: sessionId }, body: promptBody({ ...o, agent }, model, files) });
   };
 
-  const summary = await runTurn(scoped, sessionId, send, { ...o, directory });
+  const summary = await runTurn(scoped, sessionId, send, { ...o, fresh: !o.sessionId });
   return directory === undefined ? summary : { ...summary, directory };
+}
+
+/** An unknown command would only fail inside the background command request: say so up front. */
+async function checkCommand(ctx: CoreContext, name: string): Promise<void> {
+  const commands = await ctx.client.call("command.list");
+  if (commands.some((c) => c.name === name)) return;
+  throw new UsageError(`Unknown command "${name}". Available commands: ${commands.map((c) => c.name).join(", ") || "(none)"}.`);
 }
 
 function promptBody(o: DelegateOptions, model: ModelRef | undefined, files: Schemas["FilePartInput"][]) {

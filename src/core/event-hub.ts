@@ -6,14 +6,26 @@ import type { OpencodeEvent, ReconnectedEvent } from "../client/types.js";
 
 export type HubEvent = OpencodeEvent | ReconnectedEvent;
 export type HubListener = (event: HubEvent) => void;
+/** Told when the stream is gone for good (closed, or failed and not reconnecting). */
+export type HubErrorListener = (error: Error) => void;
+
+/** What a waiter needs from the hub (tests pass a fake). */
+export interface EventSource {
+  subscribe(listener: HubListener, onError?: HubErrorListener): Promise<() => void>;
+  /** The project directory a permission request or question came from, if the hub saw it asked. */
+  directoryOf?(requestId: string): string | undefined;
+}
 
 const LINGER_MS = 1_000;
+const MAX_REQUESTS_REMEMBERED = 1_000;
 
-export class EventHub {
-  private readonly listeners = new Set<HubListener>();
+export class EventHub implements EventSource {
+  private readonly listeners = new Map<HubListener, HubErrorListener | undefined>();
   private controller: AbortController | undefined;
   private connected: Promise<void> | undefined;
   private lingerTimer: NodeJS.Timeout | undefined;
+  // Requests live per directory instance (notes §5, §9): answering one needs its directory.
+  private readonly requestDirs = new Map<string, string>();
 
   constructor(private readonly client: OpencodeClient) {}
 
@@ -21,9 +33,9 @@ export class EventHub {
    * Adds a listener and resolves once the server has confirmed the subscription (`server.connected`),
    * so whatever the caller does next (a prompt) cannot emit events the listener misses.
    */
-  async subscribe(listener: HubListener): Promise<() => void> {
+  async subscribe(listener: HubListener, onError?: HubErrorListener): Promise<() => void> {
     clearTimeout(this.lingerTimer);
-    this.listeners.add(listener);
+    this.listeners.set(listener, onError);
     const unsubscribe = () => this.remove(listener);
     try {
       await this.start();
@@ -34,11 +46,17 @@ export class EventHub {
     return unsubscribe;
   }
 
-  /** Stops the stream now, whoever still listens. */
+  directoryOf(requestId: string): string | undefined {
+    return this.requestDirs.get(requestId);
+  }
+
+  /** Stops the stream now; every listener still subscribed is told it ended. */
   close(): void {
     clearTimeout(this.lingerTimer);
+    const orphans = [...this.listeners.values()];
     this.listeners.clear();
     this.stop();
+    for (const onError of orphans) onError?.(new Error("The conductor was closed while waiting for a turn."));
   }
 
   private remove(listener: HubListener): void {
@@ -57,6 +75,24 @@ export class EventHub {
     this.connected = undefined;
   }
 
+  private dispatch(event: HubEvent): void {
+    this.remember(event);
+    for (const listener of [...this.listeners.keys()]) {
+      try {
+        listener(event);
+      } catch {
+        // one faulty listener must not end the stream for everyone
+      }
+    }
+  }
+
+  private remember(event: HubEvent): void {
+    if ((event.type === "permission.asked" || event.type === "question.asked") && event.directory) {
+      if (this.requestDirs.size >= MAX_REQUESTS_REMEMBERED) this.requestDirs.delete(this.requestDirs.keys().next().value!);
+      this.requestDirs.set(event.properties.id, event.directory);
+    }
+  }
+
   private start(): Promise<void> {
     if (this.connected) return this.connected;
     const controller = new AbortController();
@@ -70,10 +106,11 @@ export class EventHub {
               ready = true;
               resolve();
             }
-            for (const listener of [...this.listeners]) listener(event);
+            this.dispatch(event);
           }
         } catch (error) {
           if (!ready) reject(error);
+          else if (this.controller === controller) this.failAll(error);
         } finally {
           // The stream ended for good (aborted, or an error after it was up): let the next subscriber restart it.
           if (this.controller === controller) {
@@ -84,5 +121,11 @@ export class EventHub {
       })();
     });
     return this.connected;
+  }
+
+  /** The stream failed and will not come back by itself: waiters would otherwise hang. */
+  private failAll(error: unknown): void {
+    const e = error instanceof Error ? error : new Error(String(error));
+    for (const onError of [...this.listeners.values()]) onError?.(new Error(`The opencode event stream failed: ${e.message}`));
   }
 }

@@ -1,13 +1,17 @@
 // The turn summary: what a caller (or a calling model) needs to know about the last turn of a
 // session, built from its messages. Pure, so it is unit-tested on recorded messages.
+import { isAbsolute, relative, resolve } from "node:path";
 import type { Schemas } from "../client/types.js";
 import type { PendingRequest } from "./approvals.js";
-import { filePathOf } from "./turn-watch.js";
+
+/** Tools whose completed call edits the file named in its input. */
+export const FILE_TOOLS = new Set(["write", "edit", "apply_patch", "patch", "multiedit"]);
 
 export type TurnStatus = "done" | "error" | "blocked" | "running" | "interrupted";
 export type Detail = "final" | "summary" | "full";
 export type SessionMessage = { info: Schemas["Message"]; parts: Schemas["Part"][] };
 type AnyError = NonNullable<Schemas["AssistantMessage"]["error"]>;
+export type FileDiff = Schemas["SnapshotFileDiff"];
 
 export interface TurnError {
   name: string;
@@ -71,6 +75,8 @@ export interface SummaryInput {
   pending?: PendingRequest[];
   /** Files seen edited while watching (non-git projects). */
   filesEdited?: Iterable<string>;
+  /** The turn's diff (`session.diff?messageID=`, git projects only): it replaces the files from tool calls. */
+  diff?: FileDiff[];
   /** An error reported by `session.error` that left no assistant message (e.g. unknown model). */
   sessionError?: AnyError;
   /** We aborted this turn ourselves. */
@@ -105,7 +111,8 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   const last = replies.at(-1);
   const lastInfo = last?.info.role === "assistant" ? last.info : undefined;
   const error = errorOf(lastInfo?.error) ?? (replies.length === 0 ? errorOf(input.sessionError) : undefined);
-  const answer = last ? textOf(last.parts) : "";
+  // The last words of the turn; an empty final step (an error, an abort) leaves the earlier text.
+  const answer = replies.map((m) => textOf(m.parts)).filter(Boolean).at(-1) ?? "";
 
   let status: TurnStatus;
   if (input.outcome === "blocked") status = "blocked";
@@ -127,12 +134,32 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
     summary.agent = user.info.agent;
   }
   summary.tools = replies.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" ? [toolUse(p)] : [])));
-  summary.files = filesChanged(replies, input.filesEdited);
+  summary.files = filesChanged(replies, input.filesEdited, input.diff);
   summary.tokens = sumTokens(replies);
   summary.cost = replies.reduce((sum, m) => sum + (m.info.role === "assistant" ? m.info.cost : 0), 0);
   if (user) summary.messageId = user.info.id;
   if (input.detail === "full") summary.transcript = [...(user ? [user] : []), ...replies].map(transcriptEntry);
   return summary;
+}
+
+export function filePathOf(input: Record<string, unknown>, metadata?: Record<string, unknown>): string | undefined {
+  for (const value of [input.filePath, input.path, metadata?.filepath, metadata?.filePath]) {
+    if (typeof value === "string" && value) return value;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the session's last turn is over: the newest message is a finished assistant reply to the
+ * newest user message, and (with `after`, the newest message id before our prompt) that user
+ * message is ours. Message ids sort by creation time.
+ */
+export function turnOver(messages: SessionMessage[], after?: string): boolean {
+  const last = messages.at(-1)?.info;
+  if (!last || last.role !== "assistant" || (last.time.completed === undefined && !last.error)) return false;
+  const user = messages.findLast((m) => m.info.role === "user")?.info;
+  if (!user) return after === undefined;
+  return last.parentID === user.id && (after === undefined || user.id > after);
 }
 
 function textOf(parts: Schemas["Part"][]): string {
@@ -148,18 +175,31 @@ function toolUse(part: Schemas["ToolPart"]): ToolUse {
   return { tool: part.tool, status: state.status, ...(title ? { title } : {}) };
 }
 
-function filesChanged(replies: SessionMessage[], edited: Iterable<string> | undefined): FileChange[] {
+/** Files of the turn, relative to the session's directory when inside it (absolute otherwise). */
+function filesChanged(replies: SessionMessage[], edited: Iterable<string> | undefined, diff: FileDiff[] | undefined): FileChange[] {
+  const where = replies.flatMap((m) => (m.info.role === "assistant" ? [m.info.path] : [])).at(-1);
+  const show = (path: string) => {
+    if (!where || !isAbsolute(path)) return path;
+    const rel = relative(where.cwd, path);
+    return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
+  };
+  if (diff && diff.length > 0) {
+    // Diff paths are relative to the worktree root.
+    return diff.flatMap((d) =>
+      d.file ? [{ path: show(where ? resolve(where.root, d.file) : d.file), ...(d.status ? { status: d.status } : {}), additions: d.additions, deletions: d.deletions }] : [],
+    );
+  }
   const paths = new Set<string>(edited ?? []);
   for (const m of replies) {
     for (const p of m.parts) {
-      if (p.type === "tool" && p.state.status === "completed" && ["write", "edit", "apply_patch", "patch", "multiedit"].includes(p.tool)) {
+      if (p.type === "tool" && p.state.status === "completed" && FILE_TOOLS.has(p.tool)) {
         const file = filePathOf(p.state.input, p.state.metadata);
         if (file) paths.add(file);
       }
       if (p.type === "patch") for (const f of p.files) paths.add(f);
     }
   }
-  return [...paths].sort().map((path) => ({ path }));
+  return [...new Set([...paths].map(show))].sort().map((path) => ({ path }));
 }
 
 function sumTokens(replies: SessionMessage[]): TurnTokens {

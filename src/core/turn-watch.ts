@@ -1,11 +1,13 @@
-// Waits for a session's turn to end, from the event stream (notes §2): subscribe before prompting;
-// the end is `session.idle` (or status idle) of that session, de-duplicated; an idle without a
-// preceding busy (an abort of an idle session, the second idle of an error turn) is confirmed from
-// the messages; after a reconnect the status is re-read so no end is missed.
+// Waits for a session's turn to end, from the event stream (notes §2). Subscribe before prompting.
+// Every idle (`session.idle` or status idle) is checked against the messages before it counts:
+// error turns emit two idles, aborting an idle session emits one, a turn queued behind another
+// sees the first one's busy, so only "the newest message answers our prompt" ends a turn. After a
+// reconnect the status is re-read so no end is missed.
 import type { OpencodeClient } from "../client/connect.js";
 import type { Schemas } from "../client/types.js";
 import { describeRequest, listPending, permissionFrom, questionFrom, type PendingRequest } from "./approvals.js";
-import type { EventHub, HubEvent } from "./event-hub.js";
+import type { EventSource, HubEvent } from "./event-hub.js";
+import { FILE_TOOLS, filePathOf, turnOver, type SessionMessage } from "./summary.js";
 
 export type TurnProgress =
   | { kind: "busy"; message: string }
@@ -31,7 +33,10 @@ export interface TurnWatchOptions {
   onRetry?: (status: { attempt: number; message: string; next: number }) => void;
 }
 
-const FILE_TOOLS = new Set(["write", "edit", "apply_patch", "patch", "multiedit"]);
+/** A prompt sent by someone else this recently may still be about to turn busy (notes §2: up to ~0.6 s, more under load). */
+const START_GRACE_MS = 10_000;
+/** Messages read to find the last turn; a longer turn falls back to reading all. */
+const TURN_PAGE = 50;
 
 export class TurnWatch {
   /** Sessions whose requests block this one: itself and sub-agent children seen while watching. */
@@ -41,13 +46,23 @@ export class TurnWatch {
   retry: { attempt: number; message: string; next: number } | undefined;
   /** The last `session.error` of the session (some errors leave no assistant message). */
   sessionError: NonNullable<Schemas["EventSessionError"]["properties"]["error"]> | undefined;
+  /** The session's last turn as read when its end was confirmed (the summary reuses it). */
+  messages: SessionMessage[] | undefined;
   private failure: unknown;
-  private promptedAt: number | undefined;
+  /** unknown: nobody told us whether a turn runs (attach on the first wait). */
+  private state: "unknown" | "running" | "ended" = "unknown";
+  /** Newest message id before our prompt: the turn's user message comes after it. */
+  private after: string | undefined;
+  private errorSincePrompt = false;
   private sawBusy = false;
-  private ended = false;
-  private wake: (() => void) | undefined;
+  private idleCheckQueued = false;
+  private graceTimer: NodeJS.Timeout | undefined;
+  private readonly wakers = new Set<() => void>();
+  private readonly endListeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
   private readonly toolStatus = new Map<string, string>();
+  /** Where progress goes; swapped when another caller picks up a turn left running. */
+  onProgress: ((progress: TurnProgress) => void) | undefined;
   private checks: Promise<void> = Promise.resolve();
 
   private constructor(
@@ -56,44 +71,74 @@ export class TurnWatch {
     private readonly options: TurnWatchOptions,
   ) {
     this.sessions = new Set([sessionId]);
+    this.onProgress = options.onProgress;
   }
 
   /** Subscribes (and waits until the subscription is live) before the caller prompts. */
-  static async start(client: OpencodeClient, hub: EventHub, sessionId: string, options: TurnWatchOptions = {}): Promise<TurnWatch> {
+  static async start(client: OpencodeClient, hub: EventSource, sessionId: string, options: TurnWatchOptions = {}): Promise<TurnWatch> {
     const watch = new TurnWatch(client, sessionId, options);
-    watch.unsubscribe = await hub.subscribe((event) => watch.onEvent(event));
+    watch.unsubscribe = await hub.subscribe(
+      (event) => watch.onEvent(event),
+      (error) => watch.fail(error),
+    );
     return watch;
   }
 
-  /** Call right before sending a prompt: from now on the turn's idle ends the wait. */
-  prompted(): void {
-    this.promptedAt = Date.now();
+  get ended(): boolean {
+    return this.state === "ended";
+  }
+
+  /** True once the turn ended or the watch failed: nothing more will happen. */
+  get settled(): boolean {
+    return this.state === "ended" || this.failure !== undefined;
+  }
+
+  /**
+   * Call right before sending a prompt. `after` is the newest message id before it (undefined for
+   * a new session): idles that do not answer a later user message are ignored.
+   */
+  prompted(after?: string): void {
+    this.state = "running";
+    this.after = after;
+    this.errorSincePrompt = false;
     this.sawBusy = false;
-    this.ended = false;
+    this.messages = undefined;
+    clearTimeout(this.graceTimer);
   }
 
   /** Ends the wait with an error, e.g. when the prompt request itself failed. */
   fail(error: unknown): void {
+    if (this.settled) return;
     this.failure = error;
-    this.notify();
+    this.settle();
+  }
+
+  /** Runs `listener` once the turn ends or the watch fails (at once if it already did). */
+  onSettled(listener: () => void): void {
+    if (this.settled) listener();
+    else this.endListeners.add(listener);
   }
 
   close(): void {
+    clearTimeout(this.graceTimer);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.wake?.();
+    this.notify();
   }
 
   async wait(options: TurnWaitOptions = {}): Promise<WaitOutcome> {
     const returnOnBlocked = options.returnOnBlocked ?? true;
-    if (this.promptedAt === undefined) await this.attach();
-    else if (this.ended) return "idle";
-    if (returnOnBlocked && !this.ended && this.pending.size === 0) await this.refreshPending();
+    const attaching = this.state === "unknown";
+    if (attaching) this.schedule(() => this.attach().catch((error: unknown) => this.fail(error)));
+    await this.checks;
+    // Events cover what happens after our subscription; a request asked before it, or answered a
+    // moment ago (its reply event may still be on the way), needs the server's list.
+    if (returnOnBlocked && !this.settled && (attaching || this.pending.size > 0)) await this.refreshPending();
 
     const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
     while (true) {
       if (this.failure !== undefined) throw this.failure;
-      if (this.ended) return "idle";
+      if (this.state === "ended") return "idle";
       if (returnOnBlocked && this.pending.size > 0) return "blocked";
       if (options.signal?.aborted) return "cancelled";
       const left = deadline === undefined ? undefined : deadline - Date.now();
@@ -103,18 +148,38 @@ export class TurnWatch {
     }
   }
 
-  /** Waiting on a session we did not prompt: its current status decides. */
+  /** Waiting on a session we did not prompt: its current status decides, helped by its messages. */
   private async attach(): Promise<void> {
-    this.promptedAt = Date.now();
-    const statuses = await this.client.call("session.status");
-    const status = statuses[this.sessionId];
-    if (!status || status.type === "idle") this.ended = true;
-    else this.sawBusy = true;
-    if (status?.type === "retry") this.retry = { attempt: status.attempt, message: status.message, next: status.next };
+    if (this.state !== "unknown") return;
+    this.state = "running";
+    const status = (await this.client.call("session.status"))[this.sessionId];
+    if (status && status.type !== "idle") {
+      this.sawBusy = true;
+      if (status.type === "retry") this.retry = { attempt: status.attempt, message: status.message, next: status.next };
+      return;
+    }
+    const messages = await readLastTurn(this.client, this.sessionId).catch(() => undefined);
+    const newest = messages?.at(-1)?.info;
+    const age = newest?.role === "user" ? Date.now() - newest.time.created : Infinity;
+    if (!messages || turnOver(messages) || age >= START_GRACE_MS) return this.end(messages);
+    // A prompt sent a moment ago whose busy is still to come: events decide, or a second look at the end of the grace.
+    this.graceTimer = setTimeout(() => this.schedule(() => this.recheck()), START_GRACE_MS - age);
+    this.graceTimer.unref();
   }
 
+  private async recheck(): Promise<void> {
+    if (this.state !== "running" || this.sawBusy) return;
+    const status = (await this.client.call("session.status"))[this.sessionId];
+    if (!status || status.type === "idle") this.end(await readLastTurn(this.client, this.sessionId).catch(() => undefined));
+  }
+
+  /** Merges the server's list: drops what was answered, keeps what was asked meanwhile. */
   private async refreshPending(): Promise<void> {
-    for (const request of await listPending(this.client, this.sessions)) this.pending.set(request.id, request);
+    const known = new Set(this.pending.keys());
+    const open = await listPending(this.client, this.sessions);
+    const openIds = new Set(open.map((r) => r.id));
+    for (const id of known) if (!openIds.has(id)) this.pending.delete(id);
+    for (const request of open) this.pending.set(request.id, request);
   }
 
   private sleepUntilEvent(ms: number | undefined, signal?: AbortSignal): Promise<void> {
@@ -122,22 +187,37 @@ export class TurnWatch {
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
-        this.wake = undefined;
+        this.wakers.delete(done);
         resolve();
       };
       const timer = ms === undefined ? undefined : setTimeout(done, ms);
       signal?.addEventListener("abort", done, { once: true });
-      this.wake = done;
+      this.wakers.add(done);
     });
   }
 
   private notify(): void {
-    this.wake?.();
+    for (const wake of [...this.wakers]) wake();
+  }
+
+  private end(messages: SessionMessage[] | undefined): void {
+    if (this.settled) return;
+    this.state = "ended";
+    this.messages = messages;
+    this.pending.clear();
+    clearTimeout(this.graceTimer);
+    this.settle();
+  }
+
+  private settle(): void {
+    for (const listener of [...this.endListeners]) listener();
+    this.endListeners.clear();
+    this.notify();
   }
 
   private progress(p: TurnProgress): void {
     try {
-      this.options.onProgress?.(p);
+      this.onProgress?.(p);
     } catch {
       // a failing progress consumer must not break the wait
     }
@@ -148,9 +228,8 @@ export class TurnWatch {
       case "conductor.reconnected":
         // Events were lost while the stream was down: re-read what matters.
         this.schedule(async () => {
-          const statuses = await this.client.call("session.status");
-          const status = statuses[this.sessionId];
-          if (!status || status.type === "idle") await this.onIdle();
+          const status = (await this.client.call("session.status"))[this.sessionId];
+          if (!status || status.type === "idle") await this.checkIdle();
           await this.refreshPending();
         });
         return;
@@ -163,36 +242,31 @@ export class TurnWatch {
       case "session.status": {
         const { sessionID, status } = event.properties;
         if (sessionID !== this.sessionId) return;
+        if (status.type === "idle") return this.onIdle();
+        if (!this.sawBusy && this.state === "running") this.progress({ kind: "busy", message: "working" });
+        this.sawBusy = true;
         if (status.type === "busy") {
-          if (!this.sawBusy) this.progress({ kind: "busy", message: "working" });
-          this.sawBusy = true;
           this.retry = undefined;
-        } else if (status.type === "retry") {
-          this.sawBusy = true;
-          this.retry = { attempt: status.attempt, message: status.message, next: status.next };
-          this.progress({
-            kind: "retry",
-            attempt: status.attempt,
-            nextAt: status.next,
-            reason: status.message,
-            message: `model error, retry ${status.attempt} in ${Math.max(0, Math.round((status.next - Date.now()) / 1000))}s: ${status.message}`,
-          });
-          this.options.onRetry?.(this.retry);
-          this.notify();
-        } else if (status.type === "idle") {
-          this.schedule(() => this.onIdle());
+          return;
         }
+        this.retry = { attempt: status.attempt, message: status.message, next: status.next };
+        const inS = Math.max(0, Math.round((status.next - Date.now()) / 1000));
+        this.progress({ kind: "retry", attempt: status.attempt, nextAt: status.next, reason: status.message, message: `model error, retry ${status.attempt} in ${inS}s: ${status.message}` });
+        this.options.onRetry?.(this.retry);
+        this.notify();
         return;
       }
       case "session.error":
-        if (event.properties.sessionID === this.sessionId && event.properties.error) this.sessionError = event.properties.error;
+        if (event.properties.sessionID !== this.sessionId) return;
+        if (event.properties.error) this.sessionError = event.properties.error;
+        if (this.state === "running") this.errorSincePrompt = true;
         return;
       case "session.idle":
-        if (event.properties.sessionID === this.sessionId) this.schedule(() => this.onIdle());
+        if (event.properties.sessionID === this.sessionId) this.onIdle();
         return;
       case "permission.asked":
       case "question.asked": {
-        if (!this.sessions.has(event.properties.sessionID)) return;
+        if (!this.sessions.has(event.properties.sessionID) || this.settled) return;
         const request = event.type === "permission.asked" ? permissionFrom(event.properties) : questionFrom(event.properties);
         this.pending.set(request.id, request);
         this.progress({ kind: "blocked", request, message: `waiting for an answer: ${describeRequest(request)}` });
@@ -228,31 +302,45 @@ export class TurnWatch {
     }
   }
 
+  /** `session.status idle` and `session.idle` come in pairs: one check covers both. */
+  private onIdle(): void {
+    if (this.state !== "running" || this.idleCheckQueued) return;
+    this.idleCheckQueued = true;
+    this.schedule(async () => {
+      this.idleCheckQueued = false;
+      await this.checkIdle();
+    });
+  }
+
+  private async checkIdle(): Promise<void> {
+    if (this.state !== "running") return;
+    const messages = await readLastTurn(this.client, this.sessionId).catch((error: unknown) => {
+      this.fail(error); // better a clear error than a wait that never ends
+      return undefined;
+    });
+    if (!messages) return;
+    // An error can end the loop with no answer at all (unknown model, a dropped queued prompt).
+    if (turnOver(messages, this.after) || this.errorSincePrompt) this.end(messages);
+  }
+
   /** Runs checks one after another so their reads and the wait loop see a consistent state. */
   private schedule(check: () => Promise<void>): void {
-    this.checks = this.checks.then(check).catch(() => undefined).then(() => this.notify());
-  }
-
-  private async onIdle(): Promise<void> {
-    if (this.ended || this.promptedAt === undefined) return;
-    if (this.sawBusy || (await this.lastTurnFinishedSince(this.promptedAt))) {
-      this.ended = true;
-      this.pending.clear();
-    }
-  }
-
-  /** An idle with no busy before it counts only if an assistant message finished after our prompt. */
-  private async lastTurnFinishedSince(since: number): Promise<boolean> {
-    const messages = await this.client.call("session.messages", { path: { sessionID: this.sessionId }, query: { limit: 2 } });
-    const last = messages.at(-1)?.info;
-    if (!last || last.role !== "assistant") return false;
-    return last.time.created >= since - 1_000 && (last.time.completed !== undefined || last.error !== undefined);
+    this.checks = this.checks
+      .then(check)
+      .catch(() => undefined)
+      .then(() => this.notify());
   }
 }
 
-export function filePathOf(input: Record<string, unknown>, metadata?: Record<string, unknown>): string | undefined {
-  for (const value of [input.filePath, input.path, metadata?.filepath, metadata?.filePath]) {
-    if (typeof value === "string" && value) return value;
-  }
-  return undefined;
+/** The session's last turn: the newest messages back to (and including) the last user message. */
+export async function readLastTurn(client: OpencodeClient, sessionId: string): Promise<SessionMessage[]> {
+  const page = await client.call("session.messages", { path: { sessionID: sessionId }, query: { limit: TURN_PAGE } });
+  if (page.length < TURN_PAGE || page.some((m) => m.info.role === "user")) return page;
+  return client.call("session.messages", { path: { sessionID: sessionId } });
+}
+
+/** The newest message id of a session (read before prompting, see {@link TurnWatch.prompted}). */
+export async function newestMessageId(client: OpencodeClient, sessionId: string): Promise<string | undefined> {
+  const page = await client.call("session.messages", { path: { sessionID: sessionId }, query: { limit: 1 } });
+  return page.at(-1)?.info.id;
 }

@@ -1,9 +1,12 @@
 // Turns as the core uses them: send something and wait for the turn it starts, attach to a running
 // turn, and summarise the session's last turn. Waiting is event-driven (see turn-watch.ts).
+// A turn still running when its caller stops waiting (timeout, `wait: false`, blocked) keeps its
+// watch, so a later wait() picks up where it was (the files it saw, the requests that block it).
 import { listPending } from "./approvals.js";
 import type { CoreContext } from "./context.js";
-import { summarizeTurn, type Detail, type TurnSummary } from "./summary.js";
-import { TurnWatch, type TurnProgress, type WaitOutcome } from "./turn-watch.js";
+import type { EventSource } from "./event-hub.js";
+import { summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
+import { newestMessageId, readLastTurn, TurnWatch, type TurnProgress, type WaitOutcome } from "./turn-watch.js";
 
 export interface WaitOptions {
   /** Stop waiting after this long and answer `running`; the turn goes on. Default: no limit. */
@@ -18,31 +21,77 @@ export interface WaitOptions {
 export interface RunTurnOptions extends WaitOptions {
   /** Default true; false returns `running` as soon as the prompt is accepted. */
   wait?: boolean;
-  directory?: string;
+  /** The session was just created: it has no earlier messages to tell apart from this turn's. */
+  fresh?: boolean;
+}
+
+const kept = new WeakMap<EventSource, Map<string, TurnWatch>>();
+
+function keptWatches(ctx: CoreContext): Map<string, TurnWatch> {
+  let map = kept.get(ctx.hub);
+  if (!map) kept.set(ctx.hub, (map = new Map()));
+  return map;
+}
+
+/** The watch of a turn this process started (or waited on) that is still running, if any. */
+export function runningWatch(ctx: CoreContext, sessionId: string): TurnWatch | undefined {
+  const watch = keptWatches(ctx).get(sessionId);
+  return watch && !watch.settled ? watch : undefined;
+}
+
+function keep(ctx: CoreContext, watch: TurnWatch): void {
+  const map = keptWatches(ctx);
+  const previous = map.get(watch.sessionId);
+  if (previous === watch) return;
+  previous?.close(); // superseded by the newer turn on the same session
+  map.set(watch.sessionId, watch);
+  watch.onProgress = undefined; // its caller has moved on
+  watch.onSettled(() => {
+    if (map.get(watch.sessionId) === watch) map.delete(watch.sessionId);
+    watch.close();
+  });
 }
 
 /** Subscribes, runs `send` (which prompts the session), and waits for the turn it starts. */
 export async function runTurn(ctx: CoreContext, sessionId: string, send: (watch: TurnWatch) => Promise<void>, options: RunTurnOptions = {}): Promise<TurnSummary> {
-  const watch = await TurnWatch.start(ctx.client, ctx.hub, sessionId, { onProgress: options.onProgress });
-  try {
-    watch.prompted();
+  const [after, watch] = await Promise.all([
+    options.fresh ? undefined : newestMessageId(ctx.client, sessionId),
+    TurnWatch.start(ctx.client, ctx.hub, sessionId, { onProgress: options.onProgress }),
+  ]);
+  return follow(ctx, watch, options, async () => {
+    watch.prompted(after);
     await send(watch);
-    if (options.wait === false) return { sessionId, status: "running", answer: "" };
-    const outcome = await watch.wait(options);
-    return await summarizeSession(ctx, sessionId, { outcome, watch, detail: options.detail, directory: options.directory });
-  } finally {
-    watch.close();
-  }
+    return options.wait === false ? "timeout" : watch.wait(options);
+  });
 }
 
 /** Waits for whatever the session is doing now (or returns its last turn if it is idle). */
-export async function waitForSession(ctx: CoreContext, sessionId: string, options: WaitOptions & { directory?: string } = {}): Promise<TurnSummary> {
+export async function waitForSession(ctx: CoreContext, sessionId: string, options: WaitOptions = {}): Promise<TurnSummary> {
+  const running = runningWatch(ctx, sessionId);
+  if (running) {
+    running.onProgress = options.onProgress;
+    try {
+      const outcome = await running.wait(options);
+      return await summarizeSession(ctx, sessionId, { outcome, watch: running, detail: options.detail });
+    } finally {
+      running.onProgress = undefined;
+    }
+  }
   const watch = await TurnWatch.start(ctx.client, ctx.hub, sessionId, { onProgress: options.onProgress });
+  return follow(ctx, watch, options, () => watch.wait(options));
+}
+
+/** Runs the wait, then keeps the watch if the turn goes on, or closes it. */
+async function follow(ctx: CoreContext, watch: TurnWatch, options: RunTurnOptions, waitFor: () => Promise<WaitOutcome>): Promise<TurnSummary> {
+  let keepIt = false;
   try {
-    const outcome = await watch.wait(options);
-    return await summarizeSession(ctx, sessionId, { outcome, watch, detail: options.detail, directory: options.directory });
+    const outcome = await waitFor();
+    keepIt = outcome !== "idle";
+    if (options.wait === false) return { sessionId: watch.sessionId, status: "running", answer: "" };
+    return await summarizeSession(ctx, watch.sessionId, { outcome, watch, detail: options.detail });
   } finally {
-    watch.close();
+    if (keepIt) keep(ctx, watch);
+    else watch.close();
   }
 }
 
@@ -51,31 +100,18 @@ export interface SummarizeOptions {
   watch?: TurnWatch;
   detail?: Detail;
   interrupted?: boolean;
-  directory?: string;
 }
 
 /** The summary of the session's last turn, given how the wait for it ended. */
 export async function summarizeSession(ctx: CoreContext, sessionId: string, o: SummarizeOptions): Promise<TurnSummary> {
-  const call = { directory: o.directory };
-  const messages = await ctx.client.call("session.messages", { path: { sessionID: sessionId } }, call);
-  const pending =
-    o.outcome === "idle" ? [] : o.watch && o.watch.pending.size > 0 ? [...o.watch.pending.values()] : await listPending(ctx.client, o.watch?.sessions ?? [sessionId]);
-  const summary = summarizeTurn({
-    sessionId,
-    messages,
-    outcome: o.outcome,
-    pending,
-    filesEdited: o.watch?.filesEdited,
-    sessionError: o.watch?.sessionError,
-    interrupted: o.interrupted,
-    detail: o.detail,
-  });
-  // Per-turn diffs exist only in git projects (notes §7); elsewhere the edited files stand.
-  if (o.outcome === "idle" && summary.messageId && o.detail !== "final") {
-    const diff = await ctx.client
-      .call("session.diff", { path: { sessionID: sessionId }, query: { messageID: summary.messageId } }, call)
-      .catch(() => []);
-    if (diff.length > 0) summary.files = diff.flatMap((d) => (d.file ? [{ path: d.file, status: d.status, additions: d.additions, deletions: d.deletions }] : []));
-  }
-  return summary;
+  const over = o.outcome === "idle";
+  // The watch read the messages when it confirmed the end: reuse them rather than read again.
+  const messages = over && o.watch?.messages ? o.watch.messages : await readLastTurn(ctx.client, sessionId);
+  const pending = over ? [] : o.watch && o.watch.pending.size > 0 ? [...o.watch.pending.values()] : await listPending(ctx.client, o.watch?.sessions ?? [sessionId]);
+  const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, sessionError: o.watch?.sessionError, interrupted: o.interrupted, detail: o.detail };
+  const summary = summarizeTurn(input);
+  if (!over || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;
+  // Per-turn diffs exist only in git projects (notes §7); they also name what a shell command changed.
+  const diff: FileDiff[] = await ctx.client.call("session.diff", { path: { sessionID: sessionId }, query: { messageID: summary.messageId } }).catch(() => []);
+  return diff.length > 0 ? summarizeTurn({ ...input, diff }) : summary;
 }

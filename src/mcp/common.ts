@@ -8,16 +8,16 @@ import type { ToolContext } from "./tool.js";
 export const MAX_TIMEOUT_S = 3000;
 export const DEFAULT_TIMEOUT_S = 600;
 
-export const detailField = z.enum(["final", "summary", "full"]).optional().describe("final: answer only; summary (default): answer, tools, files, tokens; full: plus the turn's transcript");
+export const detailField = z.enum(["final", "summary", "full"]).optional().describe("final: answer only; full: with transcript");
 export const timeoutField = z
   .number()
   .positive()
   .max(MAX_TIMEOUT_S)
   .optional()
-  .describe(`Seconds to wait before answering "running" with the session id (default ${DEFAULT_TIMEOUT_S}); the work goes on, oc_wait resumes it. Set it below your client's tool timeout.`);
-export const interruptOnCancelField = z.boolean().optional().describe("If the call is cancelled, also stop the agent (default: it keeps working)");
-export const directoryField = z.string().optional().describe("Absolute path of the project directory");
-export const sessionIdField = z.string().min(1).describe("Session id (ses_...)");
+  .describe(`Answer "running" after this many seconds (default ${DEFAULT_TIMEOUT_S}); keep it below your client's timeout`);
+export const interruptOnCancelField = z.boolean().optional().describe("On cancel, also stop the agent");
+export const directoryField = z.string().optional().describe("Project directory (absolute)");
+export const sessionIdField = z.string().min(1);
 
 export function timeoutMs(timeout_s: number | undefined): number {
   return Math.min(timeout_s ?? DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S) * 1000;

@@ -49,6 +49,8 @@ export function createConnection(config: Config): Connection {
     secrets: () => (started ? [started.password] : []),
     describe: () => (conductor ? { mode: started ? "auto-started" : "url", url: conductor.client.url } : { mode: "not connected" }),
     async close() {
+      // An auto-start still under way would otherwise leave its server to the exit-time SIGKILL.
+      await pending?.catch(() => undefined);
       conductor?.close();
       await started?.stop();
     },

@@ -37,7 +37,8 @@ export interface ToolDef<I extends z.ZodRawShape = z.ZodRawShape, O extends z.Zo
   annotations: Annotations;
   input: I;
   output: O;
-  run(args: z.output<z.ZodObject<I>>, ctx: ToolContext): Promise<ToolAnswer<z.output<z.ZodObject<O>>>>;
+  /** `data` has the output shape's fields and may carry more (the output schema is loose). */
+  run(args: z.output<z.ZodObject<I>>, ctx: ToolContext): Promise<ToolAnswer<z.output<z.ZodObject<O>> & Record<string, unknown>>>;
 }
 
 /** Identity with types: lets each tool file infer its argument types from its own shapes. */
@@ -57,7 +58,8 @@ export interface RegisterOptions {
 export function registerTool(server: McpServer, def: ToolDef, options: RegisterOptions): void {
   server.registerTool(
     def.name,
-    { title: def.title, description: def.description, inputSchema: def.input, outputSchema: def.output, annotations: { title: def.title, ...def.annotations } },
+    // Output schemas name the fields a caller relies on; answers may carry more (loose objects).
+    { title: def.title, description: def.description, inputSchema: def.input, outputSchema: z.looseObject(def.output), annotations: def.annotations },
     async (args: Record<string, unknown>, extra: Extra): Promise<CallToolResult> => {
       const ctx = toolContext(server, extra, options);
       try {

@@ -4,38 +4,43 @@ import { z } from "zod";
 import type { PendingRequest } from "../core/approvals.js";
 import type { TurnSummary } from "../core/summary.js";
 
-const pendingShape = z.object({
-  kind: z.enum(["permission", "question"]),
-  id: z.string(),
-  session_id: z.string(),
-  permission: z.string().optional(),
-  patterns: z.array(z.string()).optional(),
-  always: z.array(z.string()).optional(),
-  questions: z
-    .array(z.object({ question: z.string(), header: z.string().optional(), options: z.array(z.object({ label: z.string(), description: z.string().optional() })), multiple: z.boolean().optional() }))
-    .optional(),
-  answer_with: z.string().describe("The oc_answer call that answers it"),
-});
-
+// Compact on purpose: every client pays for schemas in context. The object is loose, so the
+// answer also carries error, pending, model, agent, tools, files, tokens, cost, message_id, directory, transcript.
 export const turnOutput = {
   session_id: z.string(),
   status: z.enum(["done", "error", "blocked", "running", "interrupted"]),
   answer: z.string(),
-  error: z.object({ name: z.string(), message: z.string() }).optional(),
-  pending: z.array(pendingShape).optional(),
-  next: z.string().optional().describe("What to call next, when something is left to do"),
-  model: z.string().optional(),
-  agent: z.string().optional(),
-  tools: z.array(z.object({ tool: z.string(), title: z.string().optional(), status: z.string() })).optional(),
-  files: z.array(z.object({ path: z.string(), status: z.string().optional(), additions: z.number().optional(), deletions: z.number().optional() })).optional(),
-  tokens: z.object({ input: z.number(), output: z.number(), reasoning: z.number(), cache_read: z.number(), cache_write: z.number(), total: z.number() }).optional(),
-  cost: z.number().optional(),
-  message_id: z.string().optional(),
-  directory: z.string().optional(),
-  transcript: z.array(z.record(z.string(), z.unknown())).optional(),
+  next: z.string().optional(),
 };
 
-export type TurnData = z.output<z.ZodObject<typeof turnOutput>>;
+type PendingData = {
+  kind: "permission" | "question";
+  id: string;
+  session_id: string;
+  permission?: string;
+  patterns?: string[];
+  always?: string[];
+  questions?: Array<{ question: string; header?: string; options: Array<{ label: string; description?: string }>; multiple?: boolean }>;
+  answer_with: string;
+};
+
+export type TurnData = {
+  session_id: string;
+  status: TurnSummary["status"];
+  answer: string;
+  error?: { name: string; message: string };
+  pending?: PendingData[];
+  next?: string;
+  model?: string;
+  agent?: string;
+  tools?: Array<{ tool: string; title?: string; status: string }>;
+  files?: Array<{ path: string; status?: string; additions?: number; deletions?: number }>;
+  tokens?: { input: number; output: number; reasoning: number; cache_read: number; cache_write: number; total: number };
+  cost?: number;
+  message_id?: string;
+  directory?: string;
+  transcript?: Record<string, unknown>[];
+};
 
 export function answerCall(r: PendingRequest): string {
   return r.kind === "permission"

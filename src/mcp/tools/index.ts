@@ -1,6 +1,8 @@
 // Every tool, in the order tools/list shows them. One file per tool.
 import type { ToolDef } from "../tool.js";
 import { ocAnswer } from "./oc_answer.js";
+import { ocApi } from "./oc_api.js";
+import { ocApiOps } from "./oc_api_ops.js";
 import { ocAsk } from "./oc_ask.js";
 import { ocCatalog } from "./oc_catalog.js";
 import { ocDelegate } from "./oc_delegate.js";
@@ -30,4 +32,6 @@ export const ALL_TOOLS: readonly ToolDef[] = [
   ocStatus,
   ocModels,
   ocCatalog,
+  ocApiOps,
+  ocApi,
 ] as unknown as readonly ToolDef[];

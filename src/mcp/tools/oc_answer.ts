@@ -6,16 +6,15 @@ export const ocAnswer = defineTool({
   name: "oc_answer",
   title: "Answer a permission request or question",
   description:
-    "Answer what an agent waits on (ids from oc_pending or a BLOCKED result). Permission (per_...): decision once | always | reject; with reject, a message lets the agent continue with your feedback instead of stopping. " +
-    "Question (que_...): answers, one list of chosen labels per question, or reject: true to dismiss it. Then call oc_wait to follow the session.",
+    "Answer a blocked agent. per_...: decision (reject + message lets it continue with your feedback). que_...: answers (labels per question) or reject. Then oc_wait.",
   toolset: "approve",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   input: {
-    request_id: z.string().min(1).describe("per_... or que_..."),
-    decision: z.enum(["once", "always", "reject"]).optional().describe("For permissions"),
-    message: z.string().optional().describe("With reject: feedback to the agent"),
-    answers: z.array(z.array(z.string())).optional().describe("For questions: one list of labels per question"),
-    reject: z.boolean().optional().describe("For questions: dismiss it"),
+    request_id: z.string().min(1),
+    decision: z.enum(["once", "always", "reject"]).optional(),
+    message: z.string().optional(),
+    answers: z.array(z.array(z.string())).optional(),
+    reject: z.boolean().optional(),
   },
   output: { request_id: z.string(), answered: z.boolean(), reply: z.string() },
   async run(args, ctx) {

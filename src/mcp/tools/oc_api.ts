@@ -348,30 +348,24 @@ export const ocApi = defineTool({
   name: "oc_api",
   title: "Call an opencode HTTP operation",
   description:
-    "Call any opencode HTTP operation (v1 `/session/...` or v2 `/api/...`) when no dedicated oc_* tool fits. Name it by `operation` id (`session.get`) or by `method` + `path`; " +
-    "a concrete path such as `/session/ses_123` fills the path params. Find ids and schemas with oc_api_ops. `params`, `query` and `body` are checked against opencode's schema before sending: " +
-    "a mismatch returns every failing field and the expected shape, and sends nothing. `directory` targets another project on operations that take one. " +
-    "Returns the JSON result, cut to `max_chars` (valid JSON, with a note naming the paging parameters). Event streams are refused: use oc_wait / oc_delegate to wait for turns. " +
-    "In read-only mode only GET operations run.",
+    "Call any opencode HTTP operation when no oc_* tool fits: `operation` id or `method` + `path` (a concrete path fills params; see oc_api_ops). " +
+    "Input is checked against opencode's schema first; a mismatch lists the failing fields and sends nothing. Long results are cut to max_chars with a paging note.",
   toolset: "api",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   input: {
-    operation: z.string().optional().describe('Operation id, e.g. "session.list", "session.prompt_async", "v2.session.messages".'),
-    method: z.string().optional().describe("HTTP method, with `path` (instead of `operation`)."),
-    path: z.string().optional().describe('Path, template or concrete: "/session/{sessionID}" or "/session/ses_123". A "?a=b" tail adds query params.'),
-    params: z.record(z.string(), z.unknown()).optional().describe('Path parameters, e.g. {"sessionID": "ses_..."}.'),
-    query: z.record(z.string(), z.unknown()).optional().describe('Query parameters, e.g. {"limit": 10}.'),
-    body: z.unknown().optional().describe("JSON request body, as the operation's schema says."),
-    directory: z.string().optional().describe("Project directory (absolute) for operations that take one."),
-    max_chars: z.number().int().min(100).max(1_000_000).optional().describe("Longest result JSON to return (default 20000)."),
+    operation: z.string().optional().describe('e.g. "session.list"'),
+    method: z.string().optional(),
+    path: z.string().optional().describe('e.g. "/session/ses_123"'),
+    params: z.record(z.string(), z.unknown()).optional().describe("Path params"),
+    query: z.record(z.string(), z.unknown()).optional(),
+    body: z.unknown().optional(),
+    directory: z.string().optional(),
+    max_chars: z.number().int().min(100).max(1_000_000).optional(),
   },
   output: {
-    operation: z.string().describe("The operation id that was called."),
-    status: z.literal("ok"),
-    result: z.unknown().describe("opencode's JSON answer (null for an empty answer), possibly cut: see truncated/note."),
+    operation: z.string(),
+    result: z.unknown(),
     truncated: z.boolean(),
-    chars: z.number().describe("Length of the full result as JSON text."),
-    note: z.string().optional().describe("What was cut and how to page or narrow."),
   },
   async run(args, ctx) {
     const { op, params: fromPath, query: fromPathQuery } = pickOperation(args);

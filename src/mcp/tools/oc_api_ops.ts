@@ -298,21 +298,18 @@ export const ocApiOps = defineTool({
   name: "oc_api_ops",
   title: "Find opencode HTTP operations",
   description:
-    "Search opencode's HTTP API (every operation of the pinned opencode server, v1 `/session/...` and v2 `/api/...`) or read one operation's full input. " +
-    "Use it before oc_api when no dedicated tool fits. `search`: words matched against id, path, summary and tags (all must match) → rows `id METHOD /path summary [read|write]`. " +
-    "`operation`: an id (`session.prompt`) or `METHOD /path` → its path params, query and body as JSON Schemas (`*` marks required fields in the text) plus its responses. " +
-    "With neither: an index of all operation groups and the first `limit` operations.",
+    "Find opencode HTTP operations for oc_api: `search` words → rows (id, method, path, summary); `operation` (id or `METHOD /path`) → its params, query and body schemas and responses. Neither: an index.",
   toolset: "api",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {
-    search: z.string().optional().describe('Words to match, e.g. "session messages" or "permission reply".'),
-    operation: z.string().optional().describe('One operation: an id ("session.prompt") or "METHOD /path" ("GET /session/{sessionID}"). Takes precedence over search.'),
-    limit: z.number().int().min(1).max(100).optional().describe("Rows to return (default 25, max 100)."),
+    search: z.string().optional().describe('e.g. "session messages"'),
+    operation: z.string().optional(),
+    limit: z.number().int().min(1).max(100).optional(),
   },
   output: {
-    total: z.number().describe("Operations that matched, before `limit`."),
-    operations: z.array(Row).describe("Matching operations (at most `limit`)."),
-    operation: Detail.optional().describe("The requested operation's full input, when `operation` was given."),
+    total: z.number(),
+    operations: z.array(z.looseObject({ id: z.string() })),
+    operation: z.looseObject({ id: z.string() }).optional(),
   },
   async run(args) {
     if (args.operation !== undefined) {

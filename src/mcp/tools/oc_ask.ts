@@ -7,23 +7,19 @@ export const ocAsk = defineTool({
   name: "oc_ask",
   title: "Ask a model a question",
   description:
-    "Ask one model one question about a project, read-only (the agent may read and search files but cannot edit or run commands), and get its answer. The session is deleted afterwards. Use oc_delegate for work that changes files.",
+    "Ask a model a question about a project, read-only (no edits or commands); the session is deleted after. For changes use oc_delegate.",
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   input: {
     question: z.string().min(1),
-    model: z.string().optional().describe("provider/model or a name (see oc_models)"),
+    model: z.string().optional(),
     directory: directoryField,
-    files: z.array(z.string()).optional().describe("Files to attach"),
+    files: z.array(z.string()).optional(),
     timeout_s: timeoutField,
   },
   output: {
-    status: z.enum(["done", "error", "blocked", "running", "interrupted"]),
+    status: z.string(),
     answer: z.string(),
-    model: z.string().optional(),
-    error: z.object({ name: z.string(), message: z.string() }).optional(),
-    tokens: z.number().optional(),
-    cost: z.number().optional(),
   },
   async run(args, ctx) {
     const conductor = await ctx.conductor();

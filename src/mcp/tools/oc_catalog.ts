@@ -9,7 +9,7 @@ export const ocCatalog = defineTool({
   name: "oc_catalog",
   title: "Browse what opencode offers",
   description:
-    "List one kind of thing the opencode server offers: agents (for oc_delegate agent), commands (for command), skills, mcp servers, providers, config (secrets redacted), projects, worktrees, lsp, formatters, tools.",
+    "List what the server offers of one kind: agents, commands, skills, mcp servers, providers, config (secrets redacted), projects, worktrees, lsp, formatters, tools.",
   toolset: "discover",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { kind: z.enum(CATALOG_KINDS as unknown as [string, ...string[]]), directory: directoryField },

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from "../../core/parallel.js";
 import { afterCancel, detailField, interruptOnCancelField, timeoutField, timeoutMs } from "../common.js";
 import { defineTool } from "../tool.js";
-import { turnData, turnOutput, turnText } from "../turn-answer.js";
+import { turnData, turnText, type TurnData } from "../turn-answer.js";
 import { ruleField } from "./oc_delegate.js";
 
 const taskField = z.object({
@@ -21,8 +21,8 @@ export const ocDelegateParallel = defineTool({
   name: "oc_delegate_parallel",
   title: "Run several tasks in parallel",
   description:
-    `Run independent coding tasks at once, each in its own opencode session with its own model, agent and permissions (up to ${MAX_CONCURRENCY}; ${DEFAULT_CONCURRENCY} at a time by default). ` +
-    'One task failing never fails the others. Returns one result per task, in input order. Tasks still working at timeout_s come back "running" with their session ids: oc_wait each.',
+    `Run independent tasks at once, one session each (fields as in oc_delegate; ${DEFAULT_CONCURRENCY} at a time by default). ` +
+    'A failing task never fails the others. Results in input order; "running" ones: oc_wait each.',
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: {
@@ -33,7 +33,7 @@ export const ocDelegateParallel = defineTool({
     interrupt_on_cancel: interruptOnCancelField,
   },
   output: {
-    results: z.array(z.object({ index: z.number(), ...turnOutput, session_id: z.string().optional(), status: z.enum(["done", "error", "blocked", "running", "interrupted", "not_started"]) })),
+    results: z.array(z.looseObject({ index: z.number(), status: z.string() })),
     counts: z.record(z.string(), z.number()),
     running: z.array(z.string()),
   },
@@ -50,7 +50,7 @@ export const ocDelegateParallel = defineTool({
     const counts = Object.entries(batch.counts).map(([k, v]) => `${v} ${k}`).join(", ");
     const text = [
       `${args.tasks.length} tasks: ${counts}`,
-      ...results.map((r) => `\n[${r.index + 1}] ${"session_id" in r && r.session_id ? turnText(r as z.output<z.ZodObject<typeof turnOutput>>) : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`),
+      ...results.map((r) => `\n[${r.index + 1}] ${"session_id" in r && r.session_id ? turnText(r as TurnData) : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`),
     ].join("\n");
     return { text, data: { results, counts: batch.counts, running: batch.running } };
   },

@@ -6,7 +6,7 @@ import { turnData, turnOutput, turnText } from "../turn-answer.js";
 export const ocInterrupt = defineTool({
   name: "oc_interrupt",
   title: "Interrupt a session",
-  description: "Stop a session's running turn (like pressing Esc in opencode). The session and its history stay; continue it later with oc_send or oc_delegate session_id. Returns the stopped turn's state.",
+  description: "Stop a session's running turn (like Esc in opencode). History stays; continue with oc_send.",
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   input: { session_id: sessionIdField },

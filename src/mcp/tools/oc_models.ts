@@ -6,20 +6,18 @@ import { defineTool } from "../tool.js";
 export const ocModels = defineTool({
   name: "oc_models",
   title: "List models",
-  description: "List the models opencode can use (connected providers only, after the allow/block lists), with context and output limits, cost per million tokens and variants. Pass an id from here as `model` to oc_delegate.",
+  description: "Models opencode can use, with context/output limits, cost per million tokens and variants. Pass an id as `model`.",
   toolset: "discover",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {
-    search: z.string().optional().describe("Text in the id or name"),
+    search: z.string().optional(),
     provider: z.string().optional(),
     free_only: z.boolean().optional(),
-    limit: z.number().int().min(1).max(500).optional().describe("Default 50"),
+    limit: z.number().int().min(1).max(500).optional(),
     directory: directoryField,
   },
   output: {
-    models: z.array(
-      z.object({ id: z.string(), name: z.string(), context: z.number(), output: z.number(), cost_in: z.number(), cost_out: z.number(), variants: z.array(z.string()), reasoning: z.boolean(), images: z.boolean() }),
-    ),
+    models: z.array(z.looseObject({ id: z.string() })),
     total: z.number(),
   },
   async run(args, ctx) {

@@ -5,22 +5,12 @@ import { answerCall } from "../turn-answer.js";
 export const ocPending = defineTool({
   name: "oc_pending",
   title: "List pending approvals",
-  description: "List the permission requests and questions agents are waiting on (optionally of one session), each with the oc_answer call that answers it.",
+  description: "Permission requests and questions agents wait on, each with the oc_answer call to make.",
   toolset: "approve",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { session_id: z.string().optional().describe("Only this session's requests") },
   output: {
-    requests: z.array(
-      z.object({
-        kind: z.enum(["permission", "question"]),
-        id: z.string(),
-        session_id: z.string(),
-        what: z.string(),
-        patterns: z.array(z.string()).optional(),
-        options: z.array(z.string()).optional(),
-        answer_with: z.string(),
-      }),
-    ),
+    requests: z.array(z.looseObject({ id: z.string(), session_id: z.string(), answer_with: z.string() })),
   },
   async run(args, ctx) {
     const pending = await (await ctx.conductor()).pending({ sessionId: args.session_id });

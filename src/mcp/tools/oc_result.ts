@@ -7,13 +7,12 @@ export const ocResult = defineTool({
   name: "oc_result",
   title: "Read a session's state",
   description:
-    "Read a session's state without waiting: whether it is idle, busy or retrying a failing model, the requests it waits on, and its last turn's result. Use oc_wait to wait for the end instead.",
+    "A session's state without waiting: idle, busy or retry (model failing), pending requests, and its last turn's result.",
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { session_id: sessionIdField, detail: detailField },
   output: {
     state: z.enum(["idle", "busy", "retry"]),
-    retry: z.object({ attempt: z.number(), message: z.string(), next_at: z.number() }).optional(),
     ...turnOutput,
   },
   async run(args, ctx) {

@@ -7,15 +7,14 @@ export const ocSend = defineTool({
   name: "oc_send",
   title: "Send a message to a session",
   description:
-    "Send a follow-up message to an existing session. delivery \"queue\" (default) runs it after the current turn and answers at once (then oc_wait); " +
-    "\"steer\" interrupts the current turn and continues the same session with this message (history kept) and waits for it. opencode cannot inject a message into a running turn, so steer means interrupt-then-continue.",
+    'Send a follow-up to a session. queue (default): runs after the current turn; answers at once (then oc_wait). steer: interrupts the current turn, continues with this message (history kept) and waits.',
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: {
     session_id: sessionIdField,
     message: z.string().min(1),
     delivery: z.enum(["queue", "steer"]).optional(),
-    wait: z.boolean().optional().describe("Wait for the turn (default: true for steer, false for queue)"),
+    wait: z.boolean().optional().describe("Default: true for steer"),
     model: z.string().optional(),
     agent: z.string().optional(),
     timeout_s: timeoutField,

@@ -69,22 +69,21 @@ export const ocSession = defineTool({
   name: "oc_session",
   title: "Manage one session",
   description:
-    "One action on a session: info (status, model, cost), messages (paged: limit, before), diff (files a turn changed; message_id or the last turn; git projects), fork (copy, optionally before message_id), " +
-    "compact (summarize history), rename (title), archive, delete, abort, revert (undo from message_id; files restored in git projects), unrevert, shell (run command in the session), export (all as JSON), todo, " +
-    "set_model / set_agent (for its next turns).",
+    "One action on a session: info, messages (limit, before), diff (message_id, else last turn), fork (message_id), compact, rename (title), archive, delete, abort, " +
+    "revert (message_id; restores files in git projects), unrevert, shell (command), export, todo, set_model / set_agent (next turns).",
   toolset: "sessions",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   input: {
     session_id: sessionIdField,
     action: z.enum(ACTIONS),
-    title: z.string().optional().describe("rename"),
-    message_id: z.string().optional().describe("diff, fork, revert"),
-    part_id: z.string().optional().describe("revert"),
-    command: z.string().optional().describe("shell"),
-    model: z.string().optional().describe("set_model, compact, shell"),
-    agent: z.string().optional().describe("set_agent, shell"),
-    limit: z.number().int().min(1).max(200).optional().describe("messages"),
-    before: z.string().optional().describe("messages: page cursor from the previous page"),
+    title: z.string().optional(),
+    message_id: z.string().optional(),
+    part_id: z.string().optional(),
+    command: z.string().optional(),
+    model: z.string().optional(),
+    agent: z.string().optional(),
+    limit: z.number().int().min(1).max(200).optional(),
+    before: z.string().optional(),
     directory: directoryField,
   },
   output: { session_id: z.string(), action: z.string(), result: z.unknown() },

@@ -6,7 +6,7 @@ import { defineTool } from "../tool.js";
 export const ocStatus = defineTool({
   name: "oc_status",
   title: "opencode server status",
-  description: "Check the opencode server this tool set talks to: URL, version, health, the default model, and how many providers, models, agents and commands it has. Call it first when something fails to connect.",
+  description: "The opencode server in use: URL, version, health, default model, counts. Call it first when something fails to connect.",
   toolset: "discover",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { directory: directoryField },
@@ -15,9 +15,6 @@ export const ocStatus = defineTool({
     version: z.string(),
     healthy: z.boolean(),
     default_model: z.string().optional(),
-    counts: z.object({ providers: z.number(), models: z.number(), agents: z.number(), commands: z.number() }),
-    read_only: z.boolean(),
-    toolsets: z.array(z.string()),
   },
   async run(args, ctx) {
     const s = await serverStatus(await ctx.conductor(), { directory: args.directory });

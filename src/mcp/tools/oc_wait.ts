@@ -7,8 +7,7 @@ export const ocWait = defineTool({
   name: "oc_wait",
   title: "Wait for a session",
   description:
-    "Wait until a session's current turn ends and return its result (answer, tools, files, cost). Use it after oc_delegate / oc_send answered \"running\", or after oc_answer unblocked a session. " +
-    'Returns at once if the session is idle (its last turn) or blocked on a permission/question (answer with oc_answer). Answers "running" again after timeout_s: call oc_wait again.',
+    'Wait for a session\'s turn to end and return its result (as oc_delegate). Use after "running" or oc_answer. Returns at once when idle or blocked; "running" again after timeout_s.',
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: {

@@ -16,9 +16,28 @@ export interface HttpOptions {
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+/** Largest JSON-RPC body read before a session exists (an initialize request is tiny). */
+const MAX_INIT_BODY = 1024 * 1024;
 
 export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || host.startsWith("127.");
+}
+
+/**
+ * DNS rebinding: a web page whose name resolves to 127.0.0.1 reaches us with its own name in Host.
+ * On loopback we accept only loopback names. Off loopback a token is mandatory and is the guard (a
+ * rebinding page cannot know it), and clients legitimately use any name or address of this machine.
+ */
+export function hostAllowed(hostHeader: string | undefined, bindHost: string): boolean {
+  if (!isLoopback(bindHost)) return true;
+  if (!hostHeader) return false;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${hostHeader}`).hostname;
+  } catch {
+    return false;
+  }
+  return isLoopback(hostname);
 }
 
 export async function startHttp(options: HttpOptions): Promise<{ server: Server; url: string; close(): Promise<void> }> {
@@ -26,7 +45,6 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
     throw new Error(`Refusing to listen on ${options.host} without a token: set OPENCODE_CONDUCTOR_HTTP_TOKEN, or listen on 127.0.0.1.`);
   }
   const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const allowedHosts = (port: number) => [...LOOPBACK, options.host].flatMap((h) => [h, `${h}:${port}`]);
 
   const server = createHttpServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -35,6 +53,10 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Checked before anything else, for every path and every session.
+    if (!hostAllowed(req.headers.host, options.host)) {
+      return json(res, 403, { jsonrpc: "2.0", error: { code: -32000, message: `Invalid Host header: ${req.headers.host ?? "(none)"}` }, id: null });
+    }
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname !== "/mcp") return json(res, 404, { error: "Not found: the MCP endpoint is /mcp" });
     if (options.token && !validToken(req.headers.authorization, options.token)) {
@@ -47,13 +69,11 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
 
     const body = req.method === "POST" ? await readJson(req) : undefined;
     if (sessionId || req.method !== "POST" || !isInitializeRequest(body)) {
-      return json(res, 400, { jsonrpc: "2.0", error: { code: -32000, message: sessionId ? "Unknown or expired MCP session: initialize again" : "Bad request: start with an initialize request" }, id: null });
+      // Unknown session ids get 404 so that spec-following clients start a new session.
+      return json(res, sessionId ? 404 : 400, { jsonrpc: "2.0", error: { code: -32000, message: sessionId ? "Unknown or expired MCP session: initialize again" : "Bad request: start with an initialize request" }, id: null });
     }
-    const port = (server.address() as { port: number }).port;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      enableDnsRebindingProtection: true,
-      allowedHosts: allowedHosts(port),
       onsessioninitialized: (id) => void sessions.set(id, transport),
       onsessionclosed: (id) => void sessions.delete(id),
     });
@@ -75,8 +95,10 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
     url: `http://${hostForUrl}:${port}/mcp`,
     async close() {
       await Promise.all([...sessions.values()].map((t) => t.close().catch(() => undefined)));
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // close() waits for open connections (an SSE stream, keep-alive sockets): drop them first.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
     },
   };
 }
@@ -87,14 +109,20 @@ function header(req: IncomingMessage, name: string): string | undefined {
 }
 
 function validToken(authorization: string | undefined, token: string): boolean {
-  const given = Buffer.from(authorization?.replace(/^Bearer\s+/i, "") ?? "");
+  const match = /^Bearer\s+(.+)$/i.exec(authorization ?? "");
+  const given = Buffer.from(match?.[1] ?? "");
   const expected = Buffer.from(token);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_INIT_BODY) return undefined;
+    chunks.push(chunk as Buffer);
+  }
   try {
     return JSON.parse(Buffer.concat(chunks).toString("utf8"));
   } catch {

@@ -1,0 +1,21 @@
+// How much context the tool list costs every client: the JSON size of tools/list per configuration.
+import { listedTools } from "../src/mcp/tool-list.js";
+
+const configs: Array<[string, NodeJS.ProcessEnv]> = [
+  ["default toolsets", {}],
+  ["all toolsets", { OPENCODE_CONDUCTOR_TOOLSETS: "all" }],
+  ["read-only", { OPENCODE_CONDUCTOR_READ_ONLY: "1" }],
+  ["delegate only", { OPENCODE_CONDUCTOR_TOOLSETS: "delegate" }],
+];
+
+for (const [name, env] of configs) {
+  const tools = await listedTools(env);
+  const chars = JSON.stringify({ tools }).length;
+  const largest = tools
+    .map((t) => [t.name, JSON.stringify(t).length] as const)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([n, c]) => `${n} ${c}`)
+    .join(", ");
+  console.log(`${name.padEnd(18)} ${String(tools.length).padStart(2)} tools  ${String(chars).padStart(6)} chars  (largest: ${largest})`);
+}
