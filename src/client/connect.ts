@@ -2,7 +2,7 @@
 // the operation's method and path taken from the generated operation table, so no URL is built by hand.
 import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "../../generated/openapi.js";
-import { operations } from "../../generated/operations.js";
+import { operations, type OperationSpec } from "../../generated/operations.js";
 import { ConnectionError, errorForResponse, OpencodeError, safeUrl, type ErrorContext } from "./errors.js";
 import { streamEvents, type EventsOptions } from "./events.js";
 import type { CallParams, CallResult, OpencodeEvent, OperationId, ReconnectedEvent } from "./types.js";
@@ -103,7 +103,7 @@ function makeClient(raw: Client<paths>, baseUrl: string, directory: string | und
         params: { path: args.path, query },
         body: args.body,
         signal: controller.signal,
-        ...(op.streaming ? { parseAs: "stream" } : {}),
+        parseAs: parseAsFor(op),
       });
       if (!response.ok) throw errorForResponse(response.status, error, context);
       keepListening = op.streaming;
@@ -111,6 +111,9 @@ function makeClient(raw: Client<paths>, baseUrl: string, directory: string | und
     } catch (error) {
       if (error instanceof OpencodeError) throw error;
       if (outer?.aborted) throw outer.reason ?? error;
+      if (error instanceof SyntaxError) {
+        throw new OpencodeError(`opencode answered ${op.id} with a body that is not valid JSON: ${error.message}`, 0, context, { cause: error });
+      }
       if (timedOut) {
         throw new ConnectionError(
           `opencode at ${safeUrl(baseUrl)} did not answer ${op.id} within ${timeoutMs} ms. Check that the server is healthy, or raise timeoutMs.`,
@@ -140,6 +143,14 @@ function makeClient(raw: Client<paths>, baseUrl: string, directory: string | und
     withDirectory: (dir) => makeClient(raw, baseUrl, dir, defaultTimeoutMs),
   };
   return client;
+}
+
+/** How to read the success body: most operations answer JSON, a few text, bytes or a stream. */
+function parseAsFor(op: OperationSpec): "json" | "text" | "blob" | "stream" {
+  if (op.streaming) return "stream";
+  const type = op.responses.find((r) => r.status.startsWith("2") && r.contentType)?.contentType ?? "application/json";
+  if (type.includes("json")) return "json";
+  return type.startsWith("text/") ? "text" : "blob";
 }
 
 function networkReason(error: unknown): string {

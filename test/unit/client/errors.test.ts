@@ -145,3 +145,24 @@ describe("client requests", () => {
     expect(() => connect({ url: "localhost:4096" })).toThrow(/expected http:\/\/host:port/);
   });
 });
+
+describe("non-JSON answers", () => {
+  it("reads a text/x-diff answer as text", async () => {
+    const client = connect({
+      url: "http://127.0.0.1:1",
+      fetch: async () => new Response("diff --git a/x b/x\n", { status: 200, headers: { "content-type": "text/x-diff; charset=utf-8" } }),
+    });
+    expect(await client.call("vcs.diff.raw")).toBe("diff --git a/x b/x\n");
+  });
+
+  it("reports a broken JSON body as such, not as an unreachable server", async () => {
+    const client = connect({
+      url: "http://127.0.0.1:1",
+      fetch: async () => new Response("{not json", { status: 200, headers: { "content-type": "application/json" } }),
+    });
+    const error = await client.call("session.list").catch((e) => e);
+    expect(error).toBeInstanceOf(OpencodeError);
+    expect(error).not.toBeInstanceOf(ConnectionError);
+    expect(error.message).toMatch(/not valid JSON/);
+  });
+});
