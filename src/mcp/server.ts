@@ -2,6 +2,7 @@
 // mode), server instructions, logging. Nothing here contacts opencode: the first tool call connects.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Config } from "../config.js";
+import { AuditLog } from "../core/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import { VERSION } from "../version.js";
 import { registerTool, type ToolDef } from "./tool.js";
@@ -21,6 +22,8 @@ export interface ServerOptions {
   conductor(): Promise<Conductor>;
   /** Values that must never appear in an answer. */
   secrets?: () => string[];
+  /** Default: the file of OPENCODE_CONDUCTOR_AUDIT (or none when `off`). */
+  audit?: AuditLog;
 }
 
 /** The tools this configuration exposes. */
@@ -34,8 +37,9 @@ export function createServer(options: ServerOptions): McpServer {
     { instructions: INSTRUCTIONS, capabilities: { logging: {} } },
   );
   const secrets = () => [options.config.opencodePassword ?? "", options.config.httpToken ?? "", ...(options.secrets?.() ?? [])];
+  const audit = options.audit ?? new AuditLog(options.config.auditPath);
   for (const tool of selectTools(options.config)) {
-    registerTool(server, tool, { config: options.config, conductor: options.conductor, secrets });
+    registerTool(server, tool, { config: options.config, conductor: options.conductor, secrets, audit });
   }
   return server;
 }

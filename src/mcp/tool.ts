@@ -7,8 +7,10 @@ import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations
 import { z } from "zod";
 import { OpencodeError } from "../client/errors.js";
 import type { Config, Toolset } from "../config.js";
+import type { AuditLog } from "../core/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import { UsageError } from "../core/errors.js";
+import { auditEntry, isAudited } from "./audit-entry.js";
 
 export type Annotations = Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">>;
 
@@ -53,6 +55,8 @@ export interface RegisterOptions {
   conductor(): Promise<Conductor>;
   /** Values that must never appear in an answer (passwords, tokens). */
   secrets: () => string[];
+  /** Where calls that change something are recorded. */
+  audit?: AuditLog;
 }
 
 export function registerTool(server: McpServer, def: ToolDef, options: RegisterOptions): void {
@@ -62,13 +66,21 @@ export function registerTool(server: McpServer, def: ToolDef, options: RegisterO
     { title: def.title, description: def.description, inputSchema: def.input, outputSchema: z.looseObject(def.output), annotations: def.annotations },
     async (args: Record<string, unknown>, extra: Extra): Promise<CallToolResult> => {
       const ctx = toolContext(server, extra, options);
+      let result: CallToolResult;
       try {
         const answer = await def.run(args as never, ctx);
         const text = scrub(answer.text, options.secrets());
-        return { content: [{ type: "text", text }], structuredContent: JSON.parse(scrub(JSON.stringify(answer.data), options.secrets())), ...(answer.isError ? { isError: true } : {}) };
+        result = { content: [{ type: "text", text }], structuredContent: JSON.parse(scrub(JSON.stringify(answer.data), options.secrets())), ...(answer.isError ? { isError: true } : {}) };
       } catch (error) {
-        return errorResult(error, def.name, options.secrets());
+        result = errorResult(error, def.name, options.secrets());
       }
+      if (options.audit && isAudited(def, args)) {
+        const error = result.isError ? (result.content[0] as { text?: string } | undefined)?.text : undefined;
+        const peer = server.server.getClientVersion();
+        const entry = auditEntry(def, args, { data: result.structuredContent, isError: result.isError === true, error }, peer && { name: peer.name, version: peer.version });
+        await options.audit.append(JSON.parse(scrub(JSON.stringify(entry), options.secrets())));
+      }
+      return result;
     },
   );
 }

@@ -1,5 +1,5 @@
 // The built MCP server over stdio, driven by the SDK's Client, against real opencode + the scripted model.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcp, type McpSession } from "../support/mcp-client.js";
@@ -11,7 +11,12 @@ let mcp: McpSession;
 
 beforeAll(async () => {
   server = await startOpencode({ permission: { bash: "ask" } });
-  mcp = await startMcp({ OPENCODE_URL: server.url, OPENCODE_PASSWORD: server.password, OPENCODE_CONDUCTOR_DIRECTORY: server.directory });
+  mcp = await startMcp({
+    OPENCODE_URL: server.url,
+    OPENCODE_PASSWORD: server.password,
+    OPENCODE_CONDUCTOR_DIRECTORY: server.directory,
+    OPENCODE_CONDUCTOR_AUDIT: join(server.root, "audit.jsonl"),
+  });
 });
 afterAll(async () => {
   await mcp?.close();
@@ -53,7 +58,7 @@ describe("MCP server over stdio", () => {
     expect(r.data.status).toBe("done");
     expect(r.data.answer).toBe("I wrote the file.");
     expect(readFileSync(file, "utf8")).toBe("written through MCP\n");
-    expect((r.data.files as { path: string }[]).map((f) => f.path)).toContain(file);
+    expect((r.data.files as { path: string }[]).some((f) => file.endsWith(f.path))).toBe(true);
     expect(r.text).toMatch(/^DONE/);
     expect(progress.some((m) => m.includes("write"))).toBe(true);
     expectNoSecret(r);
@@ -121,5 +126,26 @@ describe("MCP server over stdio", () => {
     expect(agents.isError, agents.text).toBe(false);
     const config = await mcp.call("oc_catalog", { kind: "config" });
     expectNoSecret(config);
+  });
+
+  it("audits every call that changed something, without secrets", async () => {
+    const path = join(server.root, "audit.jsonl");
+    const raw = readFileSync(path, "utf8");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(raw).not.toContain(server.password);
+    const entries = raw.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const tools = entries.map((e) => e.tool);
+    // Read-only tools (oc_status, oc_wait, oc_pending, oc_sessions, oc_models, oc_catalog) are not audited.
+    expect(tools).not.toContain("oc_status");
+    expect(tools).not.toContain("oc_wait");
+    expect(tools.filter((t) => t === "oc_delegate").length).toBeGreaterThanOrEqual(5);
+    const answer = entries.find((e) => e.tool === "oc_answer");
+    expect(answer).toMatchObject({ decision: "once", by: "model", outcome: "ok", client: { name: "e2e-test-client", version: "1.0.0" } });
+    const write = entries.find((e) => e.tool === "oc_delegate" && e.outcome === "done" && e.files?.length);
+    expect(write).toMatchObject({ model: "fake/scripted", prompt: { first_line: "Write from-mcp.txt", length: 18 } });
+    expect(write.prompt.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(write.tokens).toBeGreaterThan(0);
+    expect(entries.filter((e) => e.tool === "oc_session").map((e) => e.detail.action)).toEqual(["info", "rename"]);
+    expect(entries.find((e) => e.outcome === "error")?.error).toContain("does not exist");
   });
 });

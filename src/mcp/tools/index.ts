@@ -4,6 +4,7 @@ import { ocAnswer } from "./oc_answer.js";
 import { ocApi } from "./oc_api.js";
 import { ocApiOps } from "./oc_api_ops.js";
 import { ocAsk } from "./oc_ask.js";
+import { ocAudit } from "./oc_audit.js";
 import { ocCatalog } from "./oc_catalog.js";
 import { ocDelegate } from "./oc_delegate.js";
 import { ocDelegateParallel } from "./oc_delegate_parallel.js";
@@ -34,4 +35,5 @@ export const ALL_TOOLS: readonly ToolDef[] = [
   ocCatalog,
   ocApiOps,
   ocApi,
+  ocAudit,
 ] as unknown as readonly ToolDef[];

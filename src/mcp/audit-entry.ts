@@ -1,0 +1,51 @@
+// Which tool calls are audited, and what their audit line says. Read-only tools are not audited;
+// oc_api is audited unless it ran a GET.
+import { operations, type OperationId } from "../../generated/operations.js";
+import { digestPrompt, type AuditEntry } from "../core/audit.js";
+import type { ToolDef } from "./tool.js";
+
+type Args = Record<string, unknown>;
+type Data = Record<string, unknown>;
+
+export function isAudited(def: ToolDef, args: Args): boolean {
+  if (def.name === "oc_api") {
+    const op = typeof args.operation === "string" ? operations[args.operation as OperationId] : undefined;
+    const method = op?.method ?? (typeof args.method === "string" ? args.method.toLowerCase() : undefined);
+    return method !== "get";
+  }
+  return !def.annotations.readOnlyHint;
+}
+
+const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
+const num = (v: unknown) => (typeof v === "number" ? v : undefined);
+
+export function auditEntry(def: ToolDef, args: Args, outcome: { data?: Data; isError: boolean; error?: string }, client?: { name?: string; version?: string }): Omit<AuditEntry, "time"> {
+  const data = outcome.data ?? {};
+  const prompt = str(args.task) ?? str(args.message) ?? str(args.question);
+  const files = Array.isArray(data.files) ? (data.files as Array<{ path?: string }>).flatMap((f) => (f.path ? [f.path] : [])) : undefined;
+  const tokens = num((data.tokens as { total?: unknown } | undefined)?.total) ?? num(data.tokens);
+  const results = Array.isArray(data.results) ? (data.results as Data[]) : undefined;
+  return {
+    tool: def.name,
+    ...(client ? { client } : {}),
+    ...(str(data.session_id) ?? str(args.session_id) ? { session_id: str(data.session_id) ?? str(args.session_id) } : {}),
+    ...(str(args.directory) ?? str(data.directory) ? { directory: str(args.directory) ?? str(data.directory) } : {}),
+    ...(str(data.model) ?? str(args.model) ? { model: str(data.model) ?? str(args.model) } : {}),
+    ...(str(args.decision) ? { decision: str(args.decision), by: "model" as const } : args.answers ? { decision: "answered", by: "model" as const } : {}),
+    ...(files?.length ? { files } : {}),
+    ...(tokens !== undefined ? { tokens } : {}),
+    ...(num(data.cost) !== undefined ? { cost: num(data.cost) } : {}),
+    outcome: outcome.isError ? "error" : (str(data.status) ?? "ok"),
+    ...(outcome.error ? { error: outcome.error } : {}),
+    ...(prompt ? { prompt: digestPrompt(prompt) } : {}),
+    ...(auditDetail(def, args, results) ?? {}),
+  };
+}
+
+function auditDetail(def: ToolDef, args: Args, results: Data[] | undefined): Pick<AuditEntry, "detail"> | undefined {
+  if (def.name === "oc_api") return { detail: { operation: str(args.operation) ?? `${str(args.method)?.toUpperCase()} ${str(args.path)}` } };
+  if (def.name === "oc_session") return { detail: { action: str(args.action) } };
+  if (def.name === "oc_send") return { detail: { delivery: str(args.delivery) ?? "queue" } };
+  if (results) return { detail: { sessions: results.map((r) => ({ session_id: str(r.session_id), status: str(r.status) })) } };
+  return undefined;
+}
