@@ -1,11 +1,6 @@
 #!/usr/bin/env node
 // The `opencode-conductor` command: an MCP server on stdio (default) or Streamable HTTP.
 import { parseArgs } from "node:util";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { ConfigError, loadConfig } from "./config.js";
-import { createConnection } from "./mcp/connection.js";
-import { createServer } from "./mcp/server.js";
-import { startHttp } from "./mcp/transports/http.js";
 import { VERSION } from "./version.js";
 
 const HELP = `opencode-conductor ${VERSION}: hand coding work to opencode agents over MCP.
@@ -22,8 +17,14 @@ Environment:
   OPENCODE_CONDUCTOR_READ_ONLY=1          only read-only tools; oc_api allows only GET
   OPENCODE_CONDUCTOR_MODEL                default model for new work
   OPENCODE_CONDUCTOR_MODEL_ALLOW/_BLOCK   comma-separated globs of provider/model ids
-  OPENCODE_CONDUCTOR_HTTP_TOKEN           bearer token for --http (required off loopback)
-See docs/ for the full list.`;
+  OPENCODE_CONDUCTOR_FALLBACK             comma-separated models to switch to when one keeps failing
+  OPENCODE_CONDUCTOR_RETRY_TIMEOUT_S      how long a model may retry before the fallback (default 90)
+  OPENCODE_CONDUCTOR_DIRECTORY            default project directory
+  OPENCODE_CONDUCTOR_INSTANCE_TTL_S       idle time before a private instance stops (default 1800)
+  OPENCODE_CONDUCTOR_STATE_DIR            state folder (default $XDG_STATE_HOME/opencode-conductor)
+  OPENCODE_CONDUCTOR_SANDBOX=srt          run private instances in the srt sandbox
+  OPENCODE_CONDUCTOR_AUDIT                audit log path, or off
+  OPENCODE_CONDUCTOR_HTTP_TOKEN           bearer token for --http (required off loopback)`;
 
 async function main(): Promise<number> {
   let args;
@@ -42,6 +43,15 @@ async function main(): Promise<number> {
     process.stderr.write("--port and --host only apply with --http\n");
     return 2;
   }
+
+  // Loaded only now, so --help, --version and flag errors answer without loading the server.
+  const [{ ConfigError, loadConfig }, { createConnection }, { createServer }, { startHttp }, { StdioServerTransport }] = await Promise.all([
+    import("./config.js"),
+    import("./mcp/connection.js"),
+    import("./mcp/server.js"),
+    import("./mcp/transports/http.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+  ]);
 
   let config;
   try {

@@ -53,13 +53,12 @@ const EnvSchema = z.object({
     .transform((v, ctx) => {
       const names = list(v);
       if (names.length === 0) return DEFAULT_TOOLSETS;
-      if (names.includes("all")) return [...TOOLSETS];
-      const unknown = names.filter((n) => !(TOOLSETS as readonly string[]).includes(n));
+      const unknown = names.filter((n) => n !== "all" && !(TOOLSETS as readonly string[]).includes(n));
       if (unknown.length > 0) {
         ctx.addIssue({ code: "custom", message: `unknown toolset ${unknown.map((u) => `"${u}"`).join(", ")}; known: ${TOOLSETS.join(", ")} (or "all")` });
         return z.NEVER;
       }
-      return names as Toolset[];
+      return names.includes("all") ? [...TOOLSETS] : (names as Toolset[]);
     }),
   OPENCODE_CONDUCTOR_READ_ONLY: flag,
   OPENCODE_CONDUCTOR_MODEL: z.string().optional(),

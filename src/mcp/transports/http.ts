@@ -20,7 +20,8 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 const MAX_INIT_BODY = 1024 * 1024;
 
 export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith("127.");
+  // An IPv4 literal in 127/8 only: a name such as 127.0.0.1.evil.example must not pass.
+  return LOOPBACK.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /**

@@ -1,0 +1,138 @@
+// The `opencode-conductor` bin (built dist/cli.js): flags, exit codes, bad configuration, and a
+// clean exit when its client goes away. No opencode is needed: nothing here makes a tool call.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { beforeAll, describe, expect, it } from "vitest";
+import { hostAllowed, isLoopback } from "../../../src/mcp/transports/http.js";
+import { VERSION } from "../../../src/version.js";
+
+const CLI = fileURLToPath(new URL("../../../dist/cli.js", import.meta.url));
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the bin to its end with a minimal environment; stdin is closed at once. */
+async function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
+  return { code, signal, stdout, stderr };
+}
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first.`);
+});
+
+describe("opencode-conductor flags", () => {
+  it("--help prints usage and exits 0", async () => {
+    for (const flag of ["--help", "-h"]) {
+      const r = await runCli([flag]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("Usage:");
+      expect(r.stdout).toContain("--http");
+      expect(r.stdout).toContain("OPENCODE_URL");
+      // Every variable of DESIGN.md's configuration section (MODEL_BLOCK is written "MODEL_ALLOW/_BLOCK").
+      for (const name of ["OPENCODE_PASSWORD", "TOOLSETS", "READ_ONLY", "_MODEL ", "FALLBACK", "RETRY_TIMEOUT_S", "MODEL_ALLOW/_BLOCK", "INSTANCE_TTL_S", "STATE_DIR", "SANDBOX", "AUDIT", "HTTP_TOKEN"]) {
+        expect(r.stdout, name).toContain(name);
+      }
+    }
+  });
+
+  it("--version prints the package version", async () => {
+    for (const flag of ["--version", "-v"]) {
+      const r = await runCli([flag]);
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim()).toBe(VERSION);
+    }
+    expect(VERSION).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it.each([
+    [["--bogus"], /bogus/],
+    [["serve"], /serve/],
+    [["--port", "9000"], /only apply with --http/],
+    [["--http", "--port", "abc"], /--port must be a port number/],
+    [["--http", "--port", "70000"], /--port must be a port number/],
+  ])("%j exits 2 with a message", async (args, message) => {
+    const r = await runCli(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe(""); // stdout belongs to the MCP protocol
+  });
+
+  it("exits 2 on bad configuration, naming the variable", async () => {
+    const r = await runCli([], { OPENCODE_CONDUCTOR_TOOLSETS: "foo" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("OPENCODE_CONDUCTOR_TOOLSETS");
+    expect(r.stderr).toContain('"foo"');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stdout).toBe("");
+    const url = await runCli(["--http"], { OPENCODE_URL: "localhost:4096" });
+    expect(url.code).toBe(2);
+    expect(url.stderr).toContain("OPENCODE_URL");
+  });
+});
+
+describe("the stdio server's lifetime", () => {
+  function startStdio() {
+    // A closed port: the server must not need opencode to start, answer initialize, or exit.
+    const child = spawn(process.execPath, [CLI], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENCODE_URL: "http://127.0.0.1:9" }, stdio: ["pipe", "pipe", "pipe"] });
+    const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
+    return { child, exited };
+  }
+
+  /** Sends one JSON-RPC initialize line and resolves with the first line the server writes. */
+  async function initialize(child: ReturnType<typeof startStdio>["child"]): Promise<Record<string, unknown>> {
+    const line = new Promise<string>((resolve) => {
+      let out = "";
+      child.stdout!.on("data", (c: Buffer) => {
+        out += c.toString();
+        if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
+      });
+    });
+    const request = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "unit", version: "1" } } };
+    child.stdin!.write(`${JSON.stringify(request)}\n`);
+    return JSON.parse(await line) as Record<string, unknown>;
+  }
+
+  it("exits 0 when stdin closes", async () => {
+    const { child, exited } = startStdio();
+    const answer = await initialize(child);
+    expect((answer.result as { serverInfo: { name: string } }).serverInfo.name).toBe("opencode-conductor");
+    child.stdin!.end();
+    expect(await exited).toEqual([0, null]);
+  });
+
+  it("exits 0 on SIGTERM", async () => {
+    const { child, exited } = startStdio();
+    await initialize(child);
+    child.kill("SIGTERM");
+    expect(await exited).toEqual([0, null]);
+  });
+});
+
+describe("HTTP host rules", () => {
+  it("knows loopback addresses, and not names that merely start with 127.", () => {
+    for (const h of ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"]) expect(isLoopback(h), h).toBe(true);
+    for (const h of ["0.0.0.0", "192.168.1.5", "127.0.0.1.evil.example", "127.evil", "::"]) expect(isLoopback(h), h).toBe(false);
+  });
+
+  it("on a loopback bind, accepts only loopback Host headers (DNS rebinding)", () => {
+    for (const h of ["127.0.0.1:8765", "localhost:8765", "[::1]:8765", "127.0.0.1"]) expect(hostAllowed(h, "127.0.0.1"), h).toBe(true);
+    for (const h of [undefined, "", "evil.example:8765", "127.0.0.1.evil.example:8765", "localhost.evil.example"]) expect(hostAllowed(h, "127.0.0.1"), String(h)).toBe(false);
+  });
+
+  it("off loopback, leaves Host alone: the required token is the guard", () => {
+    expect(hostAllowed("192.168.1.5:8765", "0.0.0.0")).toBe(true);
+    expect(hostAllowed("my-box.lan:8765", "0.0.0.0")).toBe(true);
+  });
+});
