@@ -2,6 +2,7 @@
 // high-level API drives v1 sessions, whose requests live at /permission and /question; notes §5).
 import type { OpencodeClient } from "../client/connect.js";
 import type { Schemas } from "../client/types.js";
+import { UsageError } from "./errors.js";
 
 export interface PendingPermission {
   kind: "permission";
@@ -63,6 +64,8 @@ export type PermissionDecision = "once" | "always" | "reject";
 
 export interface AnswerPermission {
   requestId: string;
+  /** The session that asked: requests live per project directory, and this finds it. */
+  sessionId?: string;
   decision: PermissionDecision;
   /** With `reject`: feedback for the agent, which then continues instead of stopping. */
   message?: string;
@@ -70,6 +73,8 @@ export interface AnswerPermission {
 
 export interface AnswerQuestion {
   questionId: string;
+  /** The session that asked (see {@link AnswerPermission.sessionId}). */
+  sessionId?: string;
   /** One list of chosen labels per question (free text is allowed too). */
   answers?: string[][];
   /** Dismiss the question instead of answering; the agent's turn then stops. */
@@ -89,7 +94,7 @@ export async function answerQuestion(client: OpencodeClient, a: AnswerQuestion):
     return;
   }
   if (!a.answers || a.answers.length === 0) {
-    throw new Error("Answer a question with `answers` (one list of labels per question), or dismiss it with `reject: true`.");
+    throw new UsageError("Answer a question with `answers` (one list of labels per question), or dismiss it with `reject: true`.");
   }
   await client.call("question.reply", { path: { requestID: a.questionId }, body: { answers: a.answers } });
 }

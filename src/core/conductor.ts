@@ -1,14 +1,17 @@
 // The library's entry point: one object per opencode server, holding the client, the shared event
 // stream and settings, with every core capability as a method.
 import { connect, type ConnectOptions, type OpencodeClient } from "../client/connect.js";
+import { NotFoundError } from "../client/errors.js";
 import { answerPermission, answerQuestion, listPending, type AnswerPermission, type AnswerQuestion, type PendingRequest } from "./approvals.js";
 import type { CoreContext, CoreSettings, SessionDefaults } from "./context.js";
 import { interrupt, result, send, wait, type SendOptions } from "./control.js";
 import { delegate, type DelegateOptions } from "./delegate.js";
+import { UsageError } from "./errors.js";
 import { EventHub } from "./event-hub.js";
 import { parallel, type ParallelOptions, type ParallelTask } from "./parallel.js";
+import { sessionScope } from "./scope.js";
 import type { Detail } from "./summary.js";
-import type { WaitOptions } from "./turn.js";
+import { runningWatches, type WaitOptions } from "./turn.js";
 
 export type ConductorOptions = (ConnectOptions | { client: OpencodeClient }) & CoreSettings;
 
@@ -51,17 +54,40 @@ export class Conductor implements CoreContext {
     return result(this, sessionId, options);
   }
 
-  /** Permission requests and questions waiting for an answer. */
-  pending(options: { sessionId?: string } = {}): Promise<PendingRequest[]> {
-    return listPending(this.client, options.sessionId ? [options.sessionId] : undefined);
+  /**
+   * Permission requests and questions waiting for an answer: those of one session, or all of the
+   * default directory and of the turns this conductor follows (opencode keeps them per directory).
+   */
+  async pending(options: { sessionId?: string } = {}): Promise<PendingRequest[]> {
+    if (options.sessionId) {
+      const ctx = await sessionScope(this, options.sessionId);
+      const sessions = runningWatches(this).find((w) => w.sessionId === options.sessionId)?.sessions ?? [options.sessionId];
+      return listPending(ctx.client, sessions);
+    }
+    const directories = new Set([this.client.directory, ...runningWatches(this).map((w) => w.directory)]);
+    const lists = await Promise.all([...directories].map((d) => listPending(d === this.client.directory ? this.client : this.client.withDirectory(d))));
+    return [...new Map(lists.flat().map((r) => [r.id, r])).values()];
   }
 
   /** Answers a permission request (`requestId` + `decision`) or a question (`questionId` + `answers` or `reject`). */
-  answer(answer: AnswerPermission | AnswerQuestion): Promise<void> {
-    return "requestId" in answer ? answerPermission(this.client, answer) : answerQuestion(this.client, answer);
+  async answer(answer: AnswerPermission | AnswerQuestion): Promise<void> {
+    const id = "requestId" in answer ? answer.requestId : answer.questionId;
+    // The reply must go to the directory instance that asked (notes §9).
+    const directory = answer.sessionId ? (await sessionScope(this, answer.sessionId)).client.directory : this.hub.directoryOf(id);
+    const client = directory === undefined || directory === this.client.directory ? this.client : this.client.withDirectory(directory);
+    try {
+      return await ("requestId" in answer ? answerPermission(client, answer) : answerQuestion(client, answer));
+    } catch (error) {
+      if (!(error instanceof NotFoundError) || answer.sessionId || directory !== undefined) throw error;
+      throw new UsageError(`${error.message}. It may be answered already, or belong to a session in another project directory: pass its sessionId.`);
+    }
   }
 
-  /** Closes the event stream now (it also closes by itself shortly after the last wait). */
+  /**
+   * Closes the event stream now; waits still running fail. The stream also closes by itself shortly
+   * after the last wait, unless a turn left running (`wait: false`, a timeout, blocked) is still
+   * followed so that a later wait() can pick it up: call close() when done.
+   */
   close(): void {
     this.hub.close();
   }

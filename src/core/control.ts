@@ -4,8 +4,7 @@ import { resolveModelRef } from "./discovery.js";
 import { UsageError } from "./errors.js";
 import { sessionScope } from "./scope.js";
 import type { TurnSummary } from "./summary.js";
-import { runTurn, summarizeSession, waitForSession, type WaitOptions } from "./turn.js";
-import { TurnWatch } from "./turn-watch.js";
+import { runningWatch, runTurn, summarizeSession, waitForSession, type WaitOptions } from "./turn.js";
 
 export type Delivery = "queue" | "steer";
 
@@ -13,7 +12,8 @@ export interface SendOptions extends WaitOptions {
   /**
    * `queue` (default): the message runs after the current turn (opencode queues prompts on a busy
    * session). `steer`: the current turn is interrupted and the session continues with this message
-   * (history kept). opencode's v1 engine cannot inject a message into a running turn.
+   * (history kept). opencode's v1 engine cannot inject a message into a running turn, and drops
+   * queued messages when the running turn ends in an error.
    */
   delivery?: Delivery;
   /** Wait for the turn this message starts. Default: true for `steer`, false for `queue`. */
@@ -23,10 +23,10 @@ export interface SendOptions extends WaitOptions {
 }
 
 export async function send(base: CoreContext, sessionId: string, message: string, o: SendOptions = {}): Promise<TurnSummary & { delivery: Delivery }> {
-  const ctx = await sessionScope(base, sessionId);
-  if (!message.trim()) throw new UsageError("`message` is empty: say what the agent should do next.");
+  if (typeof message !== "string" || !message.trim()) throw new UsageError("`message` is empty: say what the agent should do next.");
   const delivery = o.delivery ?? "queue";
   if (delivery !== "queue" && delivery !== "steer") throw new UsageError(`Unknown delivery "${String(delivery)}": use queue or steer.`);
+  const ctx = await sessionScope(base, sessionId);
   const remembered = ctx.sessionDefaults?.get(sessionId);
   const modelInput = o.model ?? remembered?.model;
   const agent = o.agent ?? remembered?.agent;
@@ -70,8 +70,10 @@ export interface SessionState {
 export async function result(base: CoreContext, sessionId: string, o: Pick<WaitOptions, "detail"> = {}): Promise<SessionState> {
   const ctx = await sessionScope(base, sessionId);
   const status = (await ctx.client.call("session.status"))[sessionId];
-  const state = !status || status.type === "idle" ? "idle" : status.type;
-  const last = await summarizeSession(ctx, sessionId, { outcome: state === "idle" ? "idle" : "timeout", detail: o.detail });
+  const watch = runningWatch(ctx, sessionId);
+  // A prompt accepted a moment ago is not busy yet (notes §2), but this process knows it runs.
+  const state = status && status.type !== "idle" ? status.type : watch ? "busy" : "idle";
+  const last = await summarizeSession(ctx, sessionId, { outcome: state === "idle" ? "idle" : "timeout", watch, detail: o.detail });
   if (last.pending && last.pending.length > 0) last.status = "blocked";
   return {
     sessionId,
@@ -81,17 +83,31 @@ export async function result(base: CoreContext, sessionId: string, o: Pick<WaitO
   };
 }
 
-/** Aborts a running turn and resolves once the session is idle; false if nothing was running. */
+const STOP_TIMEOUT_MS = 30_000;
+
+/**
+ * Aborts a running turn and resolves once the session is idle; false if nothing was running. An
+ * idle session is not aborted: that would emit an idle that other waiters could take for a turn end.
+ */
 async function stopTurn(ctx: CoreContext, sessionId: string): Promise<boolean> {
-  const watch = await TurnWatch.start(ctx.client, ctx.hub, sessionId);
+  let stopped!: () => void;
+  const idle = new Promise<void>((resolve) => (stopped = resolve));
+  // Subscribe before aborting: the abort's idle follows within milliseconds (notes §6).
+  const unsubscribe = await ctx.hub.subscribe((event) => {
+    if ((event.type === "session.idle" || (event.type === "session.status" && event.properties.status.type === "idle")) && event.properties.sessionID === sessionId) stopped();
+  });
+  let timer: NodeJS.Timeout | undefined;
   try {
     const status = (await ctx.client.call("session.status"))[sessionId];
-    if (!status || status.type === "idle") return false;
+    if ((!status || status.type === "idle") && !runningWatch(ctx, sessionId)) return false;
     await ctx.client.call("session.abort", { path: { sessionID: sessionId } });
-    const outcome = await watch.wait({ timeoutMs: 30_000, returnOnBlocked: false });
-    if (outcome !== "idle") throw new Error(`Session ${sessionId} did not stop within 30 s of the abort; check it with oc_result.`);
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Session ${sessionId} did not stop within ${STOP_TIMEOUT_MS / 1000} s of the abort; check it with oc_result.`)), STOP_TIMEOUT_MS);
+    });
+    await Promise.race([idle, timeout]);
     return true;
   } finally {
-    watch.close();
+    clearTimeout(timer);
+    unsubscribe();
   }
 }

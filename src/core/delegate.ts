@@ -7,9 +7,9 @@ import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./discovery.js";
 import { UsageError } from "./errors.js";
-import { sessionScope } from "./scope.js";
 import type { ModelRef } from "./model-resolve.js";
 import { permissionRules, type Permissions } from "./permissions.js";
+import { sessionScope } from "./scope.js";
 import type { TurnSummary } from "./summary.js";
 import { runTurn, type RunTurnOptions } from "./turn.js";
 

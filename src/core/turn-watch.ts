@@ -8,6 +8,7 @@ import type { Schemas } from "../client/types.js";
 import { describeRequest, listPending, permissionFrom, questionFrom, type PendingRequest } from "./approvals.js";
 import type { EventSource, HubEvent } from "./event-hub.js";
 import { FILE_TOOLS, filePathOf, turnOver, type SessionMessage } from "./summary.js";
+import { readLastTurn, SeenMessages } from "./turn-messages.js";
 
 export type TurnProgress =
   | { kind: "busy"; message: string }
@@ -35,8 +36,6 @@ export interface TurnWatchOptions {
 
 /** A prompt sent by someone else this recently may still be about to turn busy (notes §2: up to ~0.6 s, more under load). */
 const START_GRACE_MS = 10_000;
-/** Messages read to find the last turn; a longer turn falls back to reading all. */
-const TURN_PAGE = 50;
 
 export class TurnWatch {
   /** Sessions whose requests block this one: itself and sub-agent children seen while watching. */
@@ -54,12 +53,16 @@ export class TurnWatch {
   /** Newest message id before our prompt: the turn's user message comes after it. */
   private after: string | undefined;
   private errorSincePrompt = false;
+  /** The session's messages as events told them since we subscribed (complete for a turn we prompted). */
+  private readonly seen = new SeenMessages();
+  private promptedByUs = false;
   private sawBusy = false;
   private idleCheckQueued = false;
   private graceTimer: NodeJS.Timeout | undefined;
   private readonly wakers = new Set<() => void>();
   private readonly endListeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
+  private closed = false;
   private readonly toolStatus = new Map<string, string>();
   /** Where progress goes; swapped when another caller picks up a turn left running. */
   onProgress: ((progress: TurnProgress) => void) | undefined;
@@ -84,6 +87,11 @@ export class TurnWatch {
     return watch;
   }
 
+  /** The project directory whose instance this watch reads. */
+  get directory(): string | undefined {
+    return this.client.directory;
+  }
+
   get ended(): boolean {
     return this.state === "ended";
   }
@@ -99,6 +107,7 @@ export class TurnWatch {
    */
   prompted(after?: string): void {
     this.state = "running";
+    this.promptedByUs = true;
     this.after = after;
     this.errorSincePrompt = false;
     this.sawBusy = false;
@@ -119,10 +128,12 @@ export class TurnWatch {
     else this.endListeners.add(listener);
   }
 
+  /** Stops watching; a wait still running on it answers `cancelled`. */
   close(): void {
     clearTimeout(this.graceTimer);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.closed = true;
     this.notify();
   }
 
@@ -140,7 +151,7 @@ export class TurnWatch {
       if (this.failure !== undefined) throw this.failure;
       if (this.state === "ended") return "idle";
       if (returnOnBlocked && this.pending.size > 0) return "blocked";
-      if (options.signal?.aborted) return "cancelled";
+      if (options.signal?.aborted || this.closed) return "cancelled";
       const left = deadline === undefined ? undefined : deadline - Date.now();
       if (left !== undefined && left <= 0) return "timeout";
       await this.sleepUntilEvent(left, options.signal);
@@ -227,6 +238,7 @@ export class TurnWatch {
     switch (event.type) {
       case "conductor.reconnected":
         // Events were lost while the stream was down: re-read what matters.
+        this.seen.complete = false;
         this.schedule(async () => {
           const status = (await this.client.call("session.status"))[this.sessionId];
           if (!status || status.type === "idle") await this.checkIdle();
@@ -278,8 +290,18 @@ export class TurnWatch {
       case "question.rejected":
         this.pending.delete(event.properties.requestID);
         return;
+      case "message.updated":
+        if (event.properties.sessionID === this.sessionId) this.seen.message(event.properties.info);
+        return;
+      case "message.removed":
+        if (event.properties.sessionID === this.sessionId) this.seen.remove(event.properties.messageID);
+        return;
       case "message.part.updated":
+        if (event.properties.part.sessionID === this.sessionId) this.seen.part(event.properties.part);
         if (this.sessions.has(event.properties.part.sessionID)) this.onPart(event.properties.part);
+        return;
+      case "message.part.removed":
+        if (event.properties.sessionID === this.sessionId) this.seen.remove(event.properties.messageID, event.properties.partID);
         return;
       default:
         return;
@@ -314,6 +336,12 @@ export class TurnWatch {
 
   private async checkIdle(): Promise<void> {
     if (this.state !== "running") return;
+    // The events already told the whole turn (they come with the idle): no read needed. An error
+    // turn's error lands on its message only after the first idle, so errors take the read.
+    if (this.promptedByUs && this.seen.complete && !this.errorSincePrompt) {
+      const seen = this.seen.list();
+      if (turnOver(seen, this.after)) return this.end(seen);
+    }
     const messages = await readLastTurn(this.client, this.sessionId).catch((error: unknown) => {
       this.fail(error); // better a clear error than a wait that never ends
       return undefined;
@@ -330,17 +358,4 @@ export class TurnWatch {
       .catch(() => undefined)
       .then(() => this.notify());
   }
-}
-
-/** The session's last turn: the newest messages back to (and including) the last user message. */
-export async function readLastTurn(client: OpencodeClient, sessionId: string): Promise<SessionMessage[]> {
-  const page = await client.call("session.messages", { path: { sessionID: sessionId }, query: { limit: TURN_PAGE } });
-  if (page.length < TURN_PAGE || page.some((m) => m.info.role === "user")) return page;
-  return client.call("session.messages", { path: { sessionID: sessionId } });
-}
-
-/** The newest message id of a session (read before prompting, see {@link TurnWatch.prompted}). */
-export async function newestMessageId(client: OpencodeClient, sessionId: string): Promise<string | undefined> {
-  const page = await client.call("session.messages", { path: { sessionID: sessionId }, query: { limit: 1 } });
-  return page.at(-1)?.info.id;
 }

@@ -6,7 +6,8 @@ import { listPending } from "./approvals.js";
 import type { CoreContext } from "./context.js";
 import type { EventSource } from "./event-hub.js";
 import { summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
-import { newestMessageId, readLastTurn, TurnWatch, type TurnProgress, type WaitOutcome } from "./turn-watch.js";
+import { newestMessageId, readLastTurn } from "./turn-messages.js";
+import { TurnWatch, type TurnProgress, type WaitOutcome } from "./turn-watch.js";
 
 export interface WaitOptions {
   /** Stop waiting after this long and answer `running`; the turn goes on. Default: no limit. */
@@ -39,11 +40,15 @@ export function runningWatch(ctx: CoreContext, sessionId: string): TurnWatch | u
   return watch && !watch.settled ? watch : undefined;
 }
 
+/** Every turn this process follows that is still running. */
+export function runningWatches(ctx: CoreContext): TurnWatch[] {
+  return [...keptWatches(ctx).values()].filter((w) => !w.settled);
+}
+
 function keep(ctx: CoreContext, watch: TurnWatch): void {
   const map = keptWatches(ctx);
-  const previous = map.get(watch.sessionId);
-  if (previous === watch) return;
-  previous?.close(); // superseded by the newer turn on the same session
+  if (map.get(watch.sessionId) === watch) return;
+  // A newer turn on the session takes the place of an older one, which still ends by itself.
   map.set(watch.sessionId, watch);
   watch.onProgress = undefined; // its caller has moved on
   watch.onSettled(() => {

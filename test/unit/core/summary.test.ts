@@ -1,0 +1,113 @@
+// The turn summary on messages recorded from real opencode 1.18.33 runs (the e2e core tests write
+// them with OCC_DUMP_MESSAGES=1; the temp root is scrubbed to /tmp/occ).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { PendingRequest } from "../../../src/core/approvals.js";
+import { lastTurn, summarizeTurn, turnOver, type SessionMessage } from "../../../src/core/summary.js";
+
+const load = (name: string): SessionMessage[] => JSON.parse(readFileSync(join(import.meta.dirname, `../../fixtures/1.18.33/messages-${name}.json`), "utf8"));
+const S = "ses_x";
+const userId = (messages: SessionMessage[]) => messages.findLast((m) => m.info.role === "user")!.info.id;
+
+describe("summarizeTurn on recorded turns", () => {
+  it("a write turn in a git project: answer, tools, files (tool + patch parts), tokens summed over steps, model", () => {
+    const messages = load("write-git");
+    const s = summarizeTurn({ sessionId: S, messages, outcome: "idle" });
+    const steps = messages.slice(1).map((m) => (m.info.role === "assistant" ? m.info.tokens : undefined)!);
+    expect(s).toEqual({
+      sessionId: S,
+      status: "done",
+      answer: "I wrote hello.txt.",
+      model: "fake/scripted",
+      agent: "build",
+      tools: [{ tool: "write", status: "completed", title: "hello.txt" }],
+      files: [{ path: "hello.txt" }],
+      tokens: {
+        input: steps.reduce((n, t) => n + t.input, 0),
+        output: steps.reduce((n, t) => n + t.output, 0),
+        reasoning: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        total: steps.reduce((n, t) => n + t.total!, 0),
+      },
+      cost: 0,
+      messageId: userId(messages),
+    });
+  });
+
+  it("prefers the turn's diff (paths relative to the worktree root) over the tool calls", () => {
+    const diff = [{ file: "hello.txt", patch: "", additions: 1, deletions: 0, status: "added" as const }];
+    const s = summarizeTurn({ sessionId: S, messages: load("write-git"), outcome: "idle", diff });
+    expect(s.files).toEqual([{ path: "hello.txt", status: "added", additions: 1, deletions: 0 }]);
+  });
+
+  it("a write turn without git: files from the tool call, relative to the session directory", () => {
+    const s = summarizeTurn({ sessionId: S, messages: load("write-plain"), outcome: "idle" });
+    expect(s).toMatchObject({ status: "done", answer: "Noted.", files: [{ path: "note.txt" }] });
+  });
+
+  it("keeps files outside the session directory absolute, and adds files seen edited while watching", () => {
+    const s = summarizeTurn({ sessionId: S, messages: load("write-plain"), outcome: "idle", filesEdited: ["/elsewhere/x.txt", "/tmp/occ/plain/sub/y.txt"] });
+    expect(s.files).toEqual([{ path: "/elsewhere/x.txt" }, { path: "note.txt" }, { path: "sub/y.txt" }]);
+  });
+
+  it("a model error (HTTP 400): status error with name and message, no answer", () => {
+    const s = summarizeTurn({ sessionId: S, messages: load("error-400"), outcome: "idle" });
+    expect(s).toMatchObject({ status: "error", answer: "", error: { name: "APIError", message: "Bad request" }, tools: [], files: [] });
+  });
+
+  it("an aborted turn is interrupted, with or without the caller saying so", () => {
+    const messages = load("interrupted");
+    expect(summarizeTurn({ sessionId: S, messages, outcome: "idle" })).toMatchObject({ status: "interrupted", error: { name: "MessageAbortedError" } });
+    expect(summarizeTurn({ sessionId: S, messages, outcome: "idle", interrupted: true }).status).toBe("interrupted");
+  });
+
+  it("a turn waiting on a question: blocked with the request, or running when the wait timed out", () => {
+    const messages = load("question-blocked");
+    const pending: PendingRequest[] = [{ kind: "question", id: "que_1", sessionId: S, questions: [{ question: "Which color?", options: [{ label: "Blue" }] }] }];
+    expect(summarizeTurn({ sessionId: S, messages, outcome: "blocked", pending })).toMatchObject({ status: "blocked", pending, tools: [{ tool: "question", status: "running" }] });
+    expect(summarizeTurn({ sessionId: S, messages, outcome: "timeout" })).toMatchObject({ status: "running", answer: "" });
+  });
+
+  it("two queued turns: the summary is the last one's; `full` adds its transcript", () => {
+    const messages = load("queued");
+    const s = summarizeTurn({ sessionId: S, messages, outcome: "idle", detail: "full" });
+    expect(s).toMatchObject({ status: "done", answer: "second answer", messageId: userId(messages) });
+    expect(s.transcript).toEqual([
+      { role: "user", text: "second task" },
+      { role: "assistant", text: "second answer" },
+    ]);
+  });
+
+  it("`final` is the answer only", () => {
+    expect(summarizeTurn({ sessionId: S, messages: load("write-git"), outcome: "idle", detail: "final" })).toEqual({ sessionId: S, status: "done", answer: "I wrote hello.txt." });
+  });
+
+  it("an error that left no reply (unknown model) comes from session.error", () => {
+    const messages = load("error-400").slice(0, 1);
+    const s = summarizeTurn({ sessionId: S, messages, outcome: "idle", sessionError: { name: "UnknownError", data: { message: "Model not found: fake/nope." } } });
+    expect(s).toMatchObject({ status: "error", error: { name: "UnknownError", message: "Model not found: fake/nope." }, model: "fake/scripted" });
+  });
+});
+
+describe("lastTurn and turnOver", () => {
+  it("finds the last user message and its replies", () => {
+    const messages = load("queued");
+    const { user, replies } = lastTurn(messages);
+    expect(user?.info.id).toBe(messages[2]!.info.id);
+    expect(replies.map((m) => m.info.id)).toEqual([messages[3]!.info.id]);
+  });
+
+  it("a turn is over when the newest message is a finished reply to a user message newer than `after`", () => {
+    const queued = load("queued");
+    expect(turnOver(queued)).toBe(true);
+    expect(turnOver(queued, queued[1]!.info.id)).toBe(true); // the queued turn answered
+    expect(turnOver(queued.slice(0, 3), queued[1]!.info.id)).toBe(false); // queued, not answered yet
+    expect(turnOver(queued.slice(0, 2), queued[1]!.info.id)).toBe(false); // an idle from before our prompt
+    expect(turnOver(load("question-blocked"))).toBe(false); // the assistant is still running
+    expect(turnOver(load("error-400"))).toBe(true);
+    expect(turnOver(load("interrupted"))).toBe(true);
+    expect(turnOver([])).toBe(false);
+  });
+});
