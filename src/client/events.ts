@@ -2,7 +2,7 @@
 // a heartbeat every 10 s and no replay (notes §2), so a silent stream is treated as dropped, and
 // after a reconnect the consumer is told (`conductor.reconnected`) so it can re-read state.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { AuthError, OpencodeError } from "./errors.js";
+import { AuthError, ConnectionError, OpencodeError } from "./errors.js";
 import type { OpencodeEvent, ReconnectedEvent } from "./types.js";
 
 export interface EventsOptions {
@@ -13,6 +13,8 @@ export interface EventsOptions {
   idleTimeoutMs?: number;
   /** Longest wait between reconnect attempts (ms). Default 5 000. */
   maxBackoffMs?: number;
+  /** Give up (throw) when the server stays unreachable this long (ms). Default 120 000. */
+  giveUpAfterMs?: number;
 }
 
 type OpenStream = (signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
@@ -20,7 +22,7 @@ type OpenStream = (signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
 const SKIPPED = new Set(["sync", "server.heartbeat"]);
 
 export async function* streamEvents(open: OpenStream, options: EventsOptions = {}): AsyncGenerator<OpencodeEvent | ReconnectedEvent> {
-  const { signal, reconnect = true, idleTimeoutMs = 35_000, maxBackoffMs = 5_000 } = options;
+  const { signal, reconnect = true, idleTimeoutMs = 35_000, maxBackoffMs = 5_000, giveUpAfterMs = 120_000 } = options;
   let attempt = 0;
   let downSince: number | undefined;
   let connectedOnce = false;
@@ -46,8 +48,11 @@ export async function* streamEvents(open: OpenStream, options: EventsOptions = {
       if (signal?.aborted) return;
       // Wrong credentials or a bad request will not heal by retrying.
       if (error instanceof AuthError || (error instanceof OpencodeError && error.status >= 400 && error.status < 500)) throw error;
-      // A server that never answered is reported at once rather than retried forever.
+      // A server that never answered is reported at once; one that went away, after a while.
       if (!reconnect || !connectedOnce) throw error;
+      if (downSince !== undefined && Date.now() - downSince > giveUpAfterMs) {
+        throw new ConnectionError(`The opencode event stream has been down for ${Math.round((Date.now() - downSince) / 1000)} s; giving up.`, "unreachable", {}, error);
+      }
     } finally {
       signal?.removeEventListener("abort", abort);
       controller.abort();

@@ -76,3 +76,19 @@ describe("streamEvents", () => {
     }).rejects.toThrow("fetch failed");
   });
 });
+
+describe("streamEvents giving up", () => {
+  it("throws once the server has been gone longer than giveUpAfterMs", async () => {
+    let opens = 0;
+    const open = async () => {
+      if (++opens === 1) return sseStream([connected]);
+      throw new TypeError("fetch failed");
+    };
+    const seen: string[] = [];
+    await expect(async () => {
+      for await (const event of streamEvents(open, { maxBackoffMs: 5, giveUpAfterMs: 50 })) seen.push(event.type);
+    }).rejects.toThrow(/down for .* giving up/);
+    expect(seen).toEqual(["server.connected"]);
+    expect(opens).toBeGreaterThan(2);
+  });
+});
