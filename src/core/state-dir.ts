@@ -1,0 +1,60 @@
+// The conductor's state directory (instances.json, audit log, locks) and crash-safe JSON writes.
+// The registry holds server passwords, so the dir is 0700 and files 0600; a write goes to a temp
+// file in the same directory, is fsynced and renamed over the target, so a reader (or a crash)
+// never sees half a file.
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import type { Config } from "../config.js";
+
+/**
+ * Creates the state dir (Config.stateDir: OPENCODE_CONDUCTOR_STATE_DIR, else
+ * $XDG_STATE_HOME/opencode-conductor) and parents if needed; only the owner may enter it.
+ */
+export async function ensureStateDir(where: string | Pick<Config, "stateDir">): Promise<string> {
+  const dir = resolve(typeof where === "string" ? where : where.stateDir);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  // mkdir's mode only applies to new dirs (and is masked by umask): tighten an existing one too.
+  const info = await stat(dir);
+  if ((info.mode & 0o077) !== 0 && info.uid === process.getuid?.()) await chmod(dir, 0o700);
+  return dir;
+}
+
+/** Writes `value` as JSON to `path` atomically with `mode` (default 0600). */
+export async function writeJsonAtomic(path: string, value: unknown, mode = 0o600): Promise<void> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const handle = await open(temp, "wx", mode);
+  try {
+    await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`);
+    await handle.chmod(mode); // open()'s mode is masked by umask
+    await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+  // Make the rename itself durable; not every platform lets a directory be fsynced.
+  const dirHandle = await open(dir, "r").catch(() => undefined);
+  await dirHandle?.sync().catch(() => undefined);
+  await dirHandle?.close();
+}
+
+/** Parsed JSON of `path`, or `fallback` when the file does not exist. */
+export async function readJson<T>(path: string, fallback: T): Promise<T> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return fallback;
+    throw error;
+  }
+  return JSON.parse(text) as T;
+}
