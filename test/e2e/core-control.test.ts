@@ -1,126 +1,101 @@
 // Working with running sessions against the real opencode: background delegation, timeouts, queue
 // and steer, interrupt, and result(). The tests run in order; each queues its model steps on the
 // shared queue, in the order its requests will come.
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conductor } from "../../src/core/conductor.js";
+import { describe, expect, it } from "vitest";
+import { dumpMessages, useConductor, userTexts } from "../support/conductor.js";
 import type { HubEvent } from "../../src/core/event-hub.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { httpError, text } from "../support/scripted-model.js";
 
-let oc: TestOpencode;
-let conductor: Conductor;
-
-beforeAll(async () => {
-  oc = await startOpencode();
-  conductor = new Conductor({ url: oc.url, password: oc.password, directory: oc.directory });
-});
-
-afterAll(async () => {
-  conductor?.close();
-  await oc?.stop();
-});
-
-/** With OCC_DUMP_MESSAGES=1, saves a session's messages as a fixture for the summary unit tests. */
-async function dump(name: string, sessionId: string): Promise<void> {
-  if (!process.env.OCC_DUMP_MESSAGES) return;
-  const messages = await conductor.client.call("session.messages", { path: { sessionID: sessionId } });
-  const json = JSON.stringify(messages, null, 2).replaceAll(oc.root.slice(1), "tmp/occ"); // also paths shown relative to /
-  await writeFile(join(import.meta.dirname, `../fixtures/1.18.33/messages-${name}.json`), `${json}\n`);
-}
-
-const userTexts = (sessionId: string) =>
-  (oc.model.requestsFor(sessionId).at(-1)?.body.messages ?? []).filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
+const h = useConductor();
 
 /** Resolves with the first hub event that `match` accepts (subscribed before the caller acts). */
 async function nextEvent(match: (e: HubEvent) => boolean): Promise<{ event: Promise<HubEvent>; stop: () => void }> {
   let found!: (e: HubEvent) => void;
   const event = new Promise<HubEvent>((resolve) => (found = resolve));
-  const stop = await conductor.hub.subscribe((e) => match(e) && found(e));
+  const stop = await h.conductor.hub.subscribe((e) => match(e) && found(e));
   return { event, stop };
 }
 
 describe("control (e2e)", () => {
   it("wait: false answers running at once; wait() gets the result", async () => {
-    oc.model.queue(text("background done", { delayMs: 500 }));
-    const r = await conductor.delegate({ task: "work in the background", wait: false });
-    expect(r).toEqual({ sessionId: r.sessionId, status: "running", answer: "", directory: oc.directory });
-    expect(await conductor.wait(r.sessionId, { timeoutMs: 90_000 })).toMatchObject({ status: "done", answer: "background done" });
+    h.oc.model.queue(text("background done", { delayMs: 500 }));
+    const r = await h.conductor.delegate({ task: "work in the background", wait: false });
+    expect(r).toEqual({ sessionId: r.sessionId, status: "running", answer: "", directory: h.oc.directory });
+    expect(await h.conductor.wait(r.sessionId, { timeoutMs: 90_000 })).toMatchObject({ status: "done", answer: "background done" });
   });
 
   it("a timeout answers running and the turn goes on; a later wait() gets the result", async () => {
-    oc.model.queue(text("late", { delayMs: 6000 }));
-    const r = await conductor.delegate({ task: "slow one", timeoutMs: 1500 });
+    h.oc.model.queue(text("late", { delayMs: 6000 }));
+    const r = await h.conductor.delegate({ task: "slow one", timeoutMs: 1500 });
     expect(r.status).toBe("running");
-    const state = await conductor.result(r.sessionId);
+    const state = await h.conductor.result(r.sessionId);
     expect(state).toMatchObject({ state: "busy", last: { status: "running" } });
-    expect(await conductor.wait(r.sessionId, { timeoutMs: 90_000 })).toMatchObject({ status: "done", answer: "late" });
-    expect(await conductor.result(r.sessionId)).toMatchObject({ state: "idle", last: { status: "done", answer: "late" } });
+    expect(await h.conductor.wait(r.sessionId, { timeoutMs: 90_000 })).toMatchObject({ status: "done", answer: "late" });
+    expect(await h.conductor.result(r.sessionId)).toMatchObject({ state: "idle", last: { status: "done", answer: "late" } });
   });
 
   it("queue: a message sent while a turn runs runs after it; the second answer is the last", async () => {
-    oc.model.queue(text("first answer", { delayMs: 1500 }), text("second answer"));
-    const r = await conductor.delegate({ task: "first task", wait: false });
-    await oc.model.waitForRequests(1, { sessionId: r.sessionId, timeoutMs: 60_000 });
-    const queued = await conductor.send(r.sessionId, "second task", { delivery: "queue" });
+    h.oc.model.queue(text("first answer", { delayMs: 1500 }), text("second answer"));
+    const r = await h.conductor.delegate({ task: "first task", wait: false });
+    await h.oc.model.waitForRequests(1, { sessionId: r.sessionId, timeoutMs: 60_000 });
+    const queued = await h.conductor.send(r.sessionId, "second task", { delivery: "queue" });
     expect(queued).toMatchObject({ sessionId: r.sessionId, status: "running", delivery: "queue" });
-    const done = await conductor.wait(r.sessionId, { timeoutMs: 90_000, detail: "full" });
+    const done = await h.conductor.wait(r.sessionId, { timeoutMs: 90_000, detail: "full" });
     expect(done).toMatchObject({ status: "done", answer: "second answer" });
     expect(done.transcript?.[0]).toEqual({ role: "user", text: "second task" });
-    expect(oc.model.requestsFor(r.sessionId).map((q) => q.step)).toEqual(['text("first answer") after 1500ms', 'text("second answer")']);
-    expect(userTexts(r.sessionId)).toEqual([expect.stringContaining("first task"), expect.stringContaining("second task")]);
-    await dump("queued", r.sessionId);
+    expect(h.oc.model.requestsFor(r.sessionId).map((q) => q.step)).toEqual(['text("first answer") after 1500ms', 'text("second answer")']);
+    expect(userTexts(h.oc, r.sessionId)).toEqual([expect.stringContaining("first task"), expect.stringContaining("second task")]);
+    await dumpMessages(h, "queued", r.sessionId);
   });
 
   it("queue with wait: true waits for the queued turn, not the running one", async () => {
-    oc.model.queue(text("one", { delayMs: 1500 }), text("two"));
-    const r = await conductor.delegate({ task: "turn one", wait: false });
-    await oc.model.waitForRequests(1, { sessionId: r.sessionId, timeoutMs: 60_000 });
-    const done = await conductor.send(r.sessionId, "turn two", { delivery: "queue", wait: true, timeoutMs: 90_000 });
+    h.oc.model.queue(text("one", { delayMs: 1500 }), text("two"));
+    const r = await h.conductor.delegate({ task: "turn one", wait: false });
+    await h.oc.model.waitForRequests(1, { sessionId: r.sessionId, timeoutMs: 60_000 });
+    const done = await h.conductor.send(r.sessionId, "turn two", { delivery: "queue", wait: true, timeoutMs: 90_000 });
     expect(done).toMatchObject({ status: "done", answer: "two", delivery: "queue" });
   });
 
   it("steer: interrupts the running turn and continues with the new instruction, history kept", async () => {
-    oc.model.queue(text("never sent", { delayMs: 60_000 }), text("steered answer"));
-    const r = await conductor.delegate({ task: "long task", wait: false });
-    const [slow] = await oc.model.waitForRequests(1, { sessionId: r.sessionId, timeoutMs: 60_000 });
-    const done = await conductor.send(r.sessionId, "do this instead", { delivery: "steer", timeoutMs: 90_000 });
+    h.oc.model.queue(text("never sent", { delayMs: 60_000 }), text("steered answer"));
+    const r = await h.conductor.delegate({ task: "long task", wait: false });
+    const [slow] = await h.oc.model.waitForRequests(1, { sessionId: r.sessionId, timeoutMs: 60_000 });
+    const done = await h.conductor.send(r.sessionId, "do this instead", { delivery: "steer", timeoutMs: 90_000 });
     expect(done).toMatchObject({ status: "done", answer: "steered answer", delivery: "steer" });
     expect(slow!.clientClosed).toBe(true);
-    expect(userTexts(r.sessionId)).toEqual([expect.stringContaining("long task"), expect.stringContaining("do this instead")]);
+    expect(userTexts(h.oc, r.sessionId)).toEqual([expect.stringContaining("long task"), expect.stringContaining("do this instead")]);
   });
 
   it("interrupt stops a running turn; a waiter sees it interrupted", async () => {
-    oc.model.queue(text("never sent", { delayMs: 60_000 }));
-    const r = await conductor.delegate({ task: "endless", wait: false });
-    await oc.model.waitForRequests(1, { sessionId: r.sessionId, timeoutMs: 60_000 });
-    const waiting = conductor.wait(r.sessionId, { timeoutMs: 90_000 });
-    const stopped = await conductor.interrupt(r.sessionId);
+    h.oc.model.queue(text("never sent", { delayMs: 60_000 }));
+    const r = await h.conductor.delegate({ task: "endless", wait: false });
+    await h.oc.model.waitForRequests(1, { sessionId: r.sessionId, timeoutMs: 60_000 });
+    const waiting = h.conductor.wait(r.sessionId, { timeoutMs: 90_000 });
+    const stopped = await h.conductor.interrupt(r.sessionId);
     expect(stopped).toMatchObject({ sessionId: r.sessionId, status: "interrupted", wasRunning: true });
     expect(await waiting).toMatchObject({ status: "interrupted" });
-    expect((await conductor.result(r.sessionId)).state).toBe("idle");
-    await dump("interrupted", r.sessionId);
+    expect((await h.conductor.result(r.sessionId)).state).toBe("idle");
+    await dumpMessages(h, "interrupted", r.sessionId);
   });
 
   it("interrupting an idle session changes nothing and reports no new turn", async () => {
-    oc.model.queue(text("finished"));
-    const r = await conductor.delegate({ task: "quick" });
-    const requests = oc.model.requests.length;
-    const stopped = await conductor.interrupt(r.sessionId);
+    h.oc.model.queue(text("finished"));
+    const r = await h.conductor.delegate({ task: "quick" });
+    const requests = h.oc.model.requests.length;
+    const stopped = await h.conductor.interrupt(r.sessionId);
     expect(stopped).toMatchObject({ wasRunning: false, status: "done", answer: "finished", messageId: r.messageId });
-    expect(oc.model.requests.length).toBe(requests);
+    expect(h.oc.model.requests.length).toBe(requests);
   });
 
   it("result() of a session in retry shows the attempt; wait() then gets the recovered answer", async () => {
-    oc.model.queue(httpError(500, { retryAfterMs: 4000 }), text("recovered"));
+    h.oc.model.queue(httpError(500, { retryAfterMs: 4000 }), text("recovered"));
     const retrying = await nextEvent((e) => e.type === "session.status" && e.properties.status.type === "retry");
     try {
-      const r = await conductor.delegate({ task: "flaky", wait: false });
+      const r = await h.conductor.delegate({ task: "flaky", wait: false });
       await retrying.event;
-      const state = await conductor.result(r.sessionId);
+      const state = await h.conductor.result(r.sessionId);
       expect(state).toMatchObject({ state: "retry", retry: { attempt: 1 }, last: { status: "running" } });
-      expect(await conductor.wait(r.sessionId, { timeoutMs: 90_000 })).toMatchObject({ status: "done", answer: "recovered" });
+      expect(await h.conductor.wait(r.sessionId, { timeoutMs: 90_000 })).toMatchObject({ status: "done", answer: "recovered" });
     } finally {
       retrying.stop();
     }

@@ -2,59 +2,34 @@
 // slash commands, model resolution, directories and the readonly preset. One server (git project)
 // for the file; the tests run in order and queue the model's steps in order.
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conductor } from "../../src/core/conductor.js";
+import { describe, expect, it } from "vitest";
+import { dumpMessages, useConductor, userTexts } from "../support/conductor.js";
 import { UsageError } from "../../src/core/errors.js";
 import { ModelResolutionError } from "../../src/core/model-resolve.js";
-import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
+import { makeProjectDir } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
 
-let oc: TestOpencode;
-let conductor: Conductor;
-
-beforeAll(async () => {
-  oc = await startOpencode({
+const h = useConductor({
     gitInit: true,
     config: {
       provider: { fake: { models: { "alpha-1": { name: "Alpha 1" }, "alpha-2": { name: "Alpha 2" } } } },
       command: { hello: { template: "Say hello to $ARGUMENTS", description: "greet" } },
     },
   });
-  conductor = new Conductor({ url: oc.url, password: oc.password, directory: oc.directory });
-});
 
-afterAll(async () => {
-  conductor?.close();
-  await oc?.stop();
-});
-
-/** With OCC_DUMP_MESSAGES=1, saves a session's messages as a fixture for the summary unit tests. */
-async function dump(name: string, sessionId: string): Promise<void> {
-  if (!process.env.OCC_DUMP_MESSAGES) return;
-  const messages = await conductor.client.call("session.messages", { path: { sessionID: sessionId } });
-  const json = JSON.stringify(messages, null, 2).replaceAll(oc.root.slice(1), "tmp/occ"); // also paths shown relative to /
-  const dir = join(import.meta.dirname, "../fixtures/1.18.33");
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, `messages-${name}.json`), `${json}\n`);
-}
-
-const userTexts = (sessionId: string) =>
-  (oc.model.requestsFor(sessionId).at(-1)?.body.messages ?? []).filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
-
-const sessionCount = async () => (await conductor.client.call("session.list")).length;
+const sessionCount = async () => (await h.conductor.client.call("session.list")).length;
 
 describe("delegate (e2e)", () => {
   let first: string;
 
   it("runs a task that writes a file: done, answer, file on disk and in the git diff, tokens, model", async () => {
-    const file = join(oc.directory, "hello.txt");
-    oc.model.queue(toolCall("write", { filePath: file, content: "hello\n" }), text("I wrote hello.txt."));
+    const file = join(h.oc.directory, "hello.txt");
+    h.oc.model.queue(toolCall("write", { filePath: file, content: "hello\n" }), text("I wrote hello.txt."));
     const progress: string[] = [];
-    const r = await conductor.delegate({ task: "create hello.txt", onProgress: (p) => progress.push(p.kind) });
+    const r = await h.conductor.delegate({ task: "create hello.txt", onProgress: (p) => progress.push(p.kind) });
     first = r.sessionId;
-    expect(r).toMatchObject({ status: "done", answer: "I wrote hello.txt.", model: "fake/scripted", agent: "build", directory: oc.directory });
+    expect(r).toMatchObject({ status: "done", answer: "I wrote hello.txt.", model: "fake/scripted", agent: "build", directory: h.oc.directory });
     expect(readFileSync(file, "utf8")).toBe("hello\n");
     // From the per-turn diff (git project): status and line counts.
     expect(r.files).toEqual([{ path: "hello.txt", status: "added", additions: 1, deletions: 0 }]);
@@ -63,87 +38,87 @@ describe("delegate (e2e)", () => {
     expect(r.tokens!.input).toBeGreaterThan(0);
     expect(r.messageId).toMatch(/^msg_/);
     expect(progress).toEqual(expect.arrayContaining(["busy", "tool", "file"]));
-    await dump("write-git", r.sessionId);
+    await dumpMessages(h, "write-git", r.sessionId);
   });
 
   it("continues the session: the model sees the earlier turn", async () => {
-    oc.model.queue(text("Still here."));
-    const r = await conductor.delegate({ sessionId: first, task: "what did you do?", detail: "final" });
-    expect(r).toEqual({ sessionId: first, status: "done", answer: "Still here.", directory: oc.directory });
-    expect(userTexts(first)).toEqual([expect.stringContaining("create hello.txt"), expect.stringContaining("what did you do?")]);
+    h.oc.model.queue(text("Still here."));
+    const r = await h.conductor.delegate({ sessionId: first, task: "what did you do?", detail: "final" });
+    expect(r).toEqual({ sessionId: first, status: "done", answer: "Still here.", directory: h.oc.directory });
+    expect(userTexts(h.oc, first)).toEqual([expect.stringContaining("create hello.txt"), expect.stringContaining("what did you do?")]);
   });
 
   it("forks the session: a new id whose history holds the first turn; the original is untouched", async () => {
-    const before = (await conductor.client.call("session.messages", { path: { sessionID: first } })).length;
-    oc.model.queue(text("Forked answer."));
-    const r = await conductor.delegate({ sessionId: first, fork: true, task: "try another way", detail: "full" });
+    const before = (await h.conductor.client.call("session.messages", { path: { sessionID: first } })).length;
+    h.oc.model.queue(text("Forked answer."));
+    const r = await h.conductor.delegate({ sessionId: first, fork: true, task: "try another way", detail: "full" });
     expect(r.sessionId).not.toBe(first);
     expect(r).toMatchObject({ status: "done", answer: "Forked answer." });
     expect(r.transcript).toEqual([
       { role: "user", text: "try another way" },
       { role: "assistant", text: "Forked answer." },
     ]);
-    expect(userTexts(r.sessionId)).toEqual([expect.stringContaining("create hello.txt"), expect.stringContaining("what did you do?"), expect.stringContaining("try another way")]);
-    expect((await conductor.client.call("session.messages", { path: { sessionID: first } })).length).toBe(before);
+    expect(userTexts(h.oc, r.sessionId)).toEqual([expect.stringContaining("create hello.txt"), expect.stringContaining("what did you do?"), expect.stringContaining("try another way")]);
+    expect((await h.conductor.client.call("session.messages", { path: { sessionID: first } })).length).toBe(before);
   });
 
   it("runs a slash command: the model gets the expanded template", async () => {
-    oc.model.queue(text("Hello, world!"));
-    const r = await conductor.delegate({ command: "hello", task: "the world" });
+    h.oc.model.queue(text("Hello, world!"));
+    const r = await h.conductor.delegate({ command: "hello", task: "the world" });
     expect(r).toMatchObject({ status: "done", answer: "Hello, world!" });
-    expect(userTexts(r.sessionId).join("\n")).toContain("Say hello to the world");
+    expect(userTexts(h.oc, r.sessionId).join("\n")).toContain("Say hello to the world");
   });
 
   it("rejects an unknown command, listing the known ones, before creating a session", async () => {
     const count = await sessionCount();
-    const error = await conductor.delegate({ command: "nope", task: "x" }).catch((e: unknown) => e);
+    const error = await h.conductor.delegate({ command: "nope", task: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UsageError);
     expect((error as Error).message).toMatch(/Unknown command "nope".*hello/);
     expect(await sessionCount()).toBe(count);
   });
 
   it("resolves a plain model name, and rejects an ambiguous one with its candidates", async () => {
-    oc.model.for("alpha-1").queue(text("alpha one here"));
-    const r = await conductor.delegate({ task: "who are you?", model: "alpha-1", detail: "summary" });
+    h.oc.model.for("alpha-1").queue(text("alpha one here"));
+    const r = await h.conductor.delegate({ task: "who are you?", model: "alpha-1", detail: "summary" });
     expect(r).toMatchObject({ status: "done", answer: "alpha one here", model: "fake/alpha-1" });
 
     const count = await sessionCount();
-    const requests = oc.model.requests.length;
-    const error = await conductor.delegate({ task: "x", model: "alpha" }).catch((e: unknown) => e);
+    const requests = h.oc.model.requests.length;
+    const error = await h.conductor.delegate({ task: "x", model: "alpha" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelResolutionError);
     expect((error as ModelResolutionError).candidates).toEqual(["fake/alpha-1", "fake/alpha-2"]);
     expect(await sessionCount()).toBe(count);
-    expect(oc.model.requests.length).toBe(requests);
+    expect(h.oc.model.requests.length).toBe(requests);
   });
 
   it("rejects a missing directory (or a file) before anything is created", async () => {
     const count = await sessionCount();
-    await expect(conductor.delegate({ task: "x", directory: join(oc.root, "no-such-dir") })).rejects.toThrow(UsageError);
-    await expect(conductor.delegate({ task: "x", directory: join(oc.directory, "hello.txt") })).rejects.toThrow(/is a file/);
+    await expect(h.conductor.delegate({ task: "x", directory: join(h.oc.root, "no-such-dir") })).rejects.toThrow(UsageError);
+    await expect(h.conductor.delegate({ task: "x", directory: join(h.oc.directory, "hello.txt") })).rejects.toThrow(/is a file/);
     expect(await sessionCount()).toBe(count);
   });
 
   it("in a project without git, lists the files from the tool calls", async () => {
-    const plain = await makeProjectDir(oc, "plain");
+    const plain = await makeProjectDir(h.oc, "plain");
     const file = join(plain, "note.txt");
-    oc.model.queue(toolCall("write", { filePath: file, content: "note\n" }), text("Noted."));
-    const r = await conductor.delegate({ task: "write a note", directory: plain });
+    h.oc.model.queue(toolCall("write", { filePath: file, content: "note\n" }), text("Noted."));
+    const r = await h.conductor.delegate({ task: "write a note", directory: plain });
     expect(r).toMatchObject({ status: "done", answer: "Noted.", directory: plain, files: [{ path: "note.txt" }] });
     expect(readFileSync(file, "utf8")).toBe("note\n");
-    const session = await conductor.client.call("session.get", { path: { sessionID: r.sessionId } });
+    const session = await h.conductor.client.call("session.get", { path: { sessionID: r.sessionId } });
     expect(session.directory).toBe(plain);
-    await dump("write-plain", r.sessionId);
+    await dumpMessages(h, "write-plain", r.sessionId);
   });
 
   it("readonly: write, edit and bash are not offered, so a write cannot happen", async () => {
-    const file = join(oc.directory, "denied.txt");
-    oc.model.queue(toolCall("write", { filePath: file, content: "no" }), text("Could not write."));
-    const r = await conductor.delegate({ task: "try to write", permissions: "readonly" });
+    const file = join(h.oc.directory, "denied.txt");
+    h.oc.model.queue(toolCall("write", { filePath: file, content: "no" }), text("Could not write."));
+    const r = await h.conductor.delegate({ task: "try to write", permissions: "readonly" });
     expect(r).toMatchObject({ status: "done", answer: "Could not write." });
     expect(existsSync(file)).toBe(false);
     expect(r.tools?.some((t) => t.tool === "write" && t.status === "completed")).toBe(false);
     expect(r.files).toEqual([]);
-    const offered = (oc.model.requestsFor(r.sessionId)[0]!.body.tools ?? []).map((t) => (t as { function: { name: string } }).function.name);
+    const offered = (h.oc.model.requestsFor(r.sessionId)[0]!.body.tools ?? []).map((t) => (t as { function: { name: string } }).function.name);
     expect(offered).toContain("read");
     for (const tool of ["write", "edit", "bash"]) expect(offered).not.toContain(tool);
   });

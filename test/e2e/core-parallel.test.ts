@@ -1,41 +1,19 @@
 // parallel() against the real opencode: twelve sessions at once with one failing, and an overall
 // timeout that leaves the slow tasks running. Sessions are created inside parallel(), so the steps
 // go on the shared model queue; any task may get any step.
-import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Conductor } from "../../src/core/conductor.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
+import { describe, expect, it } from "vitest";
+import { dumpMessages, useConductor } from "../support/conductor.js";
 import { httpError, text, times } from "../support/scripted-model.js";
 
-let oc: TestOpencode;
-let conductor: Conductor;
+const h = useConductor();
 
-beforeAll(async () => {
-  oc = await startOpencode();
-  conductor = new Conductor({ url: oc.url, password: oc.password, directory: oc.directory });
-});
-
-afterAll(async () => {
-  conductor?.close();
-  await oc?.stop();
-});
-
-/** With OCC_DUMP_MESSAGES=1, saves a session's messages as a fixture for the summary unit tests. */
-async function dump(name: string, sessionId: string): Promise<void> {
-  if (!process.env.OCC_DUMP_MESSAGES) return;
-  const messages = await conductor.client.call("session.messages", { path: { sessionID: sessionId } });
-  const json = JSON.stringify(messages, null, 2).replaceAll(oc.root.slice(1), "tmp/occ"); // also paths shown relative to /
-  await writeFile(join(import.meta.dirname, `../fixtures/1.18.33/messages-${name}.json`), `${json}\n`);
-}
-
-const titleOf = async (sessionId: string) => (await conductor.client.call("session.get", { path: { sessionID: sessionId } })).title;
+const titleOf = async (sessionId: string) => (await h.conductor.client.call("session.get", { path: { sessionID: sessionId } })).title;
 
 describe("parallel (e2e)", () => {
   it("runs 12 tasks at once: 11 done, 1 error (a 400 from the model), results in input order", async () => {
-    oc.model.queue(times(5, text("ok", { delayMs: 300 })), httpError(400), times(6, text("ok", { delayMs: 300 })));
+    h.oc.model.queue(times(5, text("ok", { delayMs: 300 })), httpError(400), times(6, text("ok", { delayMs: 300 })));
     const tasks = Array.from({ length: 12 }, (_, i) => ({ task: `task number ${i}`, title: `task-${i}` }));
-    const batch = await conductor.parallel(tasks);
+    const batch = await h.conductor.parallel(tasks);
 
     expect(batch.counts).toEqual({ done: 11, error: 1 });
     expect(batch.running).toEqual([]);
@@ -43,18 +21,18 @@ describe("parallel (e2e)", () => {
     const failed = batch.results.filter((r) => r.status === "error");
     expect(failed).toEqual([expect.objectContaining({ error: { name: "APIError", message: "Bad request" } })]);
     for (const r of batch.results.filter((x) => x.status === "done")) expect(r.answer).toBe("ok");
-    await dump("error-400", failed[0]!.sessionId!);
+    await dumpMessages(h, "error-400", failed[0]!.sessionId!);
 
     const ids = batch.results.map((r) => r.sessionId!);
     expect(new Set(ids).size).toBe(12);
     expect(await Promise.all(ids.map(titleOf))).toEqual(tasks.map((t) => t.title));
     // Every session asked the model exactly once: a 400 is not retried.
-    for (const id of ids) expect(oc.model.requestsFor(id)).toHaveLength(1);
+    for (const id of ids) expect(h.oc.model.requestsFor(id)).toHaveLength(1);
   });
 
   it("an overall timeout returns the finished tasks and leaves the others running, with their ids", async () => {
-    oc.model.queue(text("quick"), text("slow", { delayMs: 120_000 }), text("slow", { delayMs: 120_000 }));
-    const batch = await conductor.parallel(
+    h.oc.model.queue(text("quick"), text("slow", { delayMs: 120_000 }), text("slow", { delayMs: 120_000 }));
+    const batch = await h.conductor.parallel(
       [0, 1, 2].map((i) => ({ task: `timed task ${i}`, title: `timed-${i}` })),
       { timeoutMs: 20_000 },
     );
@@ -62,13 +40,13 @@ describe("parallel (e2e)", () => {
     const running = batch.results.filter((r) => r.status === "running").map((r) => r.sessionId!);
     expect(batch.running).toEqual(running);
     for (const id of running) {
-      expect((await conductor.result(id)).state).toBe("busy");
-      expect(await conductor.interrupt(id)).toMatchObject({ wasRunning: true, status: "interrupted" });
+      expect((await h.conductor.result(id)).state).toBe("busy");
+      expect(await h.conductor.interrupt(id)).toMatchObject({ wasRunning: true, status: "interrupted" });
     }
   });
 
   it("rejects an empty batch and a concurrency out of range", async () => {
-    await expect(conductor.parallel([])).rejects.toThrow(/tasks/);
-    await expect(conductor.parallel([{ task: "x" }], { concurrency: 51 })).rejects.toThrow(/concurrency/);
+    await expect(h.conductor.parallel([])).rejects.toThrow(/tasks/);
+    await expect(h.conductor.parallel([{ task: "x" }], { concurrency: 51 })).rejects.toThrow(/concurrency/);
   });
 });
