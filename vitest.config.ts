@@ -9,6 +9,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/unit/**/*.test.ts"],
+          sequence: { groupOrder: 0 }, // fast feedback first
           testTimeout: 20_000,
         },
       },
@@ -20,6 +21,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 60_000,
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
