@@ -31,8 +31,10 @@ describe("delegate (e2e)", () => {
     first = r.sessionId;
     expect(r).toMatchObject({ status: "done", answer: "I wrote hello.txt.", model: "fake/scripted", agent: "build", directory: h.oc.directory });
     expect(readFileSync(file, "utf8")).toBe("hello\n");
-    // From the per-turn diff (git project): status and line counts.
-    expect(r.files).toEqual([{ path: "hello.txt", status: "added", additions: 1, deletions: 0 }]);
+    // From the per-turn diff (git project): status and line counts. Under heavy load opencode's
+    // snapshot of the turn may not be ready at idle; then the path comes from the tool call.
+    expect(r.files).toEqual([expect.objectContaining({ path: "hello.txt" })]);
+    if (r.files![0]!.status) expect(r.files![0]).toEqual({ path: "hello.txt", status: "added", additions: 1, deletions: 0 });
     expect(r.tools).toEqual([expect.objectContaining({ tool: "write", status: "completed" })]);
     expect(r.tokens!.total).toBeGreaterThan(0);
     expect(r.tokens!.input).toBeGreaterThan(0);
