@@ -24,6 +24,7 @@ Environment:
   OPENCODE_CONDUCTOR_STATE_DIR            state folder (default $XDG_STATE_HOME/opencode-conductor)
   OPENCODE_CONDUCTOR_SANDBOX=srt          run private instances in the srt sandbox
   OPENCODE_CONDUCTOR_AUDIT                audit log path, or off
+  OPENCODE_CONDUCTOR_APPROVALS            elicit|return|deny: how agents' permission requests are answered
   OPENCODE_CONDUCTOR_HTTP_TOKEN           bearer token for --http (required off loopback)`;
 
 async function main(): Promise<number> {

@@ -7,6 +7,9 @@ import { z } from "zod";
 export const TOOLSETS = ["delegate", "approve", "sessions", "discover", "api", "instances", "audit"] as const;
 export type Toolset = (typeof TOOLSETS)[number];
 export const DEFAULT_TOOLSETS: Toolset[] = ["delegate", "approve", "sessions", "discover", "api"];
+/** What happens when a delegated agent asks a permission or a question (docs/governance.md). */
+export const APPROVAL_MODES = ["elicit", "return", "deny"] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 const list = (v: string | undefined) =>
   (v ?? "")
@@ -73,6 +76,10 @@ const EnvSchema = z.object({
     .optional()
     .refine((v) => v === undefined || v === "" || v === "srt", 'supported values: "srt" (or unset for no sandbox)'),
   OPENCODE_CONDUCTOR_AUDIT: z.string().optional(),
+  OPENCODE_CONDUCTOR_APPROVALS: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === "" || (APPROVAL_MODES as readonly string[]).includes(v), `expected one of ${APPROVAL_MODES.join(", ")} (or unset: elicit when the client supports it, else return)`),
   OPENCODE_CONDUCTOR_HTTP_TOKEN: z.string().optional(),
 });
 
@@ -94,6 +101,8 @@ export interface Config {
   /** Path of the audit log, or undefined when `off`. */
   auditPath?: string;
   httpToken?: string;
+  /** Unset: elicit when the client declared elicitation, else return. `deny` cannot be loosened per call. */
+  approvals?: ApprovalMode;
 }
 
 export class ConfigError extends Error {
@@ -126,5 +135,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox: e.OPENCODE_CONDUCTOR_SANDBOX === "srt" ? "srt" : undefined,
     auditPath: audit === "off" ? undefined : audit || join(stateDir, "audit.jsonl"),
     httpToken: e.OPENCODE_CONDUCTOR_HTTP_TOKEN || undefined,
+    approvals: (e.OPENCODE_CONDUCTOR_APPROVALS || undefined) as ApprovalMode | undefined,
   };
 }

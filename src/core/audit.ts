@@ -13,9 +13,9 @@ export interface AuditEntry {
   session_id?: string;
   directory?: string;
   model?: string;
-  /** An approval's decision, and who gave it (`model`, or `human` through elicitation). */
+  /** An approval's decision, and who gave it (`model`, `human` through elicitation, or `policy` when denied by configuration). */
   decision?: string;
-  by?: "model" | "human";
+  by?: "model" | "human" | "policy";
   files?: string[];
   tokens?: number;
   cost?: number;

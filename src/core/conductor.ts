@@ -24,7 +24,13 @@ export class Conductor implements CoreContext {
   constructor(options: ConductorOptions) {
     this.client = "client" in options ? options.client : connect(options);
     this.hub = new EventHub(this.client);
-    this.settings = { defaultModel: options.defaultModel, modelAllow: options.modelAllow, modelBlock: options.modelBlock };
+    this.settings = {
+      defaultModel: options.defaultModel,
+      modelAllow: options.modelAllow,
+      modelBlock: options.modelBlock,
+      fallbackModels: options.fallbackModels,
+      retryTimeoutS: options.retryTimeoutS,
+    };
   }
 
   /** Hands a task to an agent (new, continued or forked session) and, by default, waits for the result. */

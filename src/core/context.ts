@@ -9,6 +9,10 @@ export interface CoreSettings {
   modelAllow?: string[];
   /** Globs of `provider/model` ids that are hidden and refused. */
   modelBlock?: string[];
+  /** Models a task switches to, in order, when its model keeps failing (OPENCODE_CONDUCTOR_FALLBACK). */
+  fallbackModels?: string[];
+  /** Seconds a session may stay in `retry` before the switch (OPENCODE_CONDUCTOR_RETRY_TIMEOUT_S; default 90). */
+  retryTimeoutS?: number;
 }
 
 /** Model and agent chosen for a session's next turns (oc_session set_model / set_agent). */

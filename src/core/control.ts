@@ -1,4 +1,5 @@
 // Working with a session that already runs: send it more, interrupt it, wait for it, read its state.
+import { Budget } from "./budget.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./discovery.js";
 import { UsageError } from "./errors.js";
@@ -54,7 +55,10 @@ export async function interrupt(base: CoreContext, sessionId: string, o: Pick<Wa
 
 /** Waits for the session's current turn (or returns the last one when idle). */
 export async function wait(base: CoreContext, sessionId: string, o: WaitOptions = {}): Promise<TurnSummary> {
-  return waitForSession(await sessionScope(base, sessionId), sessionId, o);
+  const ctx = await sessionScope(base, sessionId);
+  const summary = await waitForSession(ctx, sessionId, o);
+  // A turn stopped by its budget says so, whoever waits for it.
+  return Budget.exceededFor(ctx, summary)?.apply(summary) ?? summary;
 }
 
 export interface SessionState {
@@ -73,7 +77,8 @@ export async function result(base: CoreContext, sessionId: string, o: Pick<WaitO
   const watch = runningWatch(ctx, sessionId);
   // A prompt accepted a moment ago is not busy yet (notes §2), but this process knows it runs.
   const state = status && status.type !== "idle" ? status.type : watch ? "busy" : "idle";
-  const last = await summarizeSession(ctx, sessionId, { outcome: state === "idle" ? "idle" : "timeout", watch, detail: o.detail });
+  const read = await summarizeSession(ctx, sessionId, { outcome: state === "idle" ? "idle" : "timeout", watch, detail: o.detail });
+  const last = Budget.exceededFor(ctx, read)?.apply(read) ?? read;
   if (last.pending && last.pending.length > 0) last.status = "blocked";
   return {
     sessionId,

@@ -7,13 +7,15 @@ import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./discovery.js";
 import { UsageError } from "./errors.js";
+import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog, type FallbackRecord } from "./fallback.js";
+import { governed, type GovernedSummary, type GovernOptions } from "./governed.js";
 import type { ModelRef } from "./model-resolve.js";
 import { permissionRules, type Permissions } from "./permissions.js";
 import { sessionScope } from "./scope.js";
-import type { TurnSummary } from "./summary.js";
 import { runTurn, type RunTurnOptions } from "./turn.js";
+import type { TurnWatch } from "./turn-watch.js";
 
-export interface DelegateOptions extends Omit<RunTurnOptions, "fresh"> {
+export interface DelegateOptions extends Omit<RunTurnOptions, "fresh">, GovernOptions {
   /** What to do, in words. With `command`, the command's arguments. */
   task: string;
   /** Continue this session instead of starting a new one. */
@@ -34,11 +36,19 @@ export interface DelegateOptions extends Omit<RunTurnOptions, "fresh"> {
   /** Run this slash command (without the slash); `task` becomes its arguments. */
   command?: string;
   permissions?: Permissions;
+  /** Told the session id as soon as the session exists (e.g. to record an idempotent start). */
+  onSession?: (sessionId: string) => void | Promise<void>;
+  /** Models to switch to, in order, when the model keeps failing (default: settings.fallbackModels). See fallback.ts. */
+  fallbackModels?: string[];
+  /** How long the session may stay in `retry` before the switch (default: settings.retryTimeoutS, 90 s). */
+  retryTimeoutMs?: number;
+  /** Told each model switch (e.g. to record it elsewhere). */
+  onFallback?: (record: FallbackRecord) => void;
 }
 
-export interface DelegateResult extends TurnSummary {
+export type DelegateResult = GovernedSummary & {
   directory?: string;
-}
+};
 
 export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<DelegateResult> {
   if (typeof o.task !== "string" || (!o.task.trim() && !o.command)) throw new UsageError("`task` is empty: say what the agent should do.");
@@ -53,6 +63,7 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   const modelInput = o.model ?? remembered?.model ?? ctx.settings.defaultModel;
   const agent = o.agent ?? remembered?.agent;
   const model = modelInput ? await resolveModelRef(scoped, modelInput) : undefined;
+  const fallbacks = await resolveFallbacks(scoped, o.fallbackModels ?? ctx.settings.fallbackModels ?? [], model);
   const files = await fileParts(o.files ?? [], directory);
   if (o.command) await checkCommand(scoped, o.command);
 
@@ -65,8 +76,9 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
     const created = await client.call("session.create", { body: { title: o.title ?? titleFrom(o.command ? `/${o.command} ${o.task}` : o.task), ...(rules ? { permission: rules } : {}) } });
     sessionId = created.id;
   }
+  await o.onSession?.(sessionId);
 
-  const send = async (watch: { fail(error: unknown): void }) => {
+  const sendWith = (model: ModelRef | undefined) => async (watch: { fail(error: unknown): void }) => {
     if (o.command) {
       // The command route answers only when the turn ends: do not hold the caller on it.
       const body = {
@@ -82,7 +94,15 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
     await client.call("session.prompt_async", { path: { sessionID: sessionId }, body: promptBody({ ...o, agent }, model, files) });
   };
 
-  const summary = await runTurn(scoped, sessionId, send, { ...o, fresh: !o.sessionId });
+  // With fallbacks, a watchdog follows the task's turn and may re-send it with the next model.
+  let current = model;
+  const retryTimeoutMs = o.retryTimeoutMs ?? (ctx.settings.retryTimeoutS ?? DEFAULT_RETRY_TIMEOUT_S) * 1000;
+  const plan = { model, fallbacks, retryTimeoutMs, agent, resend: (m: ModelRef, w: TurnWatch) => sendWith(m)(w), onFallback: (r: FallbackRecord, m: ModelRef) => ((current = m), o.onFallback?.(r)) };
+  const send = fallbacks.length === 0 ? sendWith(model) : (watch: TurnWatch) => startWatchdog(scoped, watch, plan, () => sendWith(model)(watch));
+
+  // Gate fix rounds go to the same session as plain prompts, with the task's agent and the model in use.
+  const followUp = (text: string) => () => client.call("session.prompt_async", { path: { sessionID: sessionId }, body: promptBody({ task: text, agent }, current, []) }).then(() => undefined);
+  const summary = await governed(scoped, sessionId, { ...o, fresh: !o.sessionId }, (text, options) => runTurn(scoped, sessionId, text === undefined ? send : followUp(text), options));
   return directory === undefined ? summary : { ...summary, directory };
 }
 
@@ -93,7 +113,7 @@ async function checkCommand(ctx: CoreContext, name: string): Promise<void> {
   throw new UsageError(`Unknown command "${name}". Available commands: ${commands.map((c) => c.name).join(", ") || "(none)"}.`);
 }
 
-function promptBody(o: DelegateOptions, model: ModelRef | undefined, files: Schemas["FilePartInput"][]) {
+function promptBody(o: Pick<DelegateOptions, "task" | "agents" | "agent">, model: ModelRef | undefined, files: Schemas["FilePartInput"][]) {
   const parts: Array<Schemas["TextPartInput"] | Schemas["FilePartInput"] | Schemas["AgentPartInput"]> = [{ type: "text", text: o.task }, ...files];
   for (const name of o.agents ?? []) parts.push({ type: "agent", name });
   return {

@@ -1,5 +1,6 @@
 // parallel(): many independent tasks, each in its own session. opencode runs sessions truly in
 // parallel (notes §8); the cap only bounds how many we start at once.
+import { Budget, type BudgetCaps, type BudgetTotals } from "./budget.js";
 import type { CoreContext } from "./context.js";
 import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.js";
 import { UsageError } from "./errors.js";
@@ -17,6 +18,13 @@ export interface ParallelOptions {
   signal?: AbortSignal;
   detail?: DelegateOptions["detail"];
   onProgress?: (index: number, progress: TurnProgress) => void;
+  /** Told each task's session id as soon as it exists. */
+  onSession?: (sessionId: string, index: number) => void | Promise<void>;
+  /** Handles permission requests and questions of every task (see WaitOptions.onBlocked). */
+  onBlocked?: DelegateOptions["onBlocked"];
+  /** A cap on the whole batch: past it every session of the batch is interrupted. */
+  maxTokens?: BudgetCaps["maxTokens"];
+  maxCostUsd?: BudgetCaps["maxCostUsd"];
 }
 
 export type ParallelResult = (DelegateResult & { index: number }) | { index: number; status: "error" | "not_started"; error: { name: string; message: string }; answer: ""; sessionId?: undefined };
@@ -26,6 +34,8 @@ export interface ParallelSummary {
   counts: Record<string, number>;
   /** Sessions still working when the overall timeout passed (pick them up with wait). */
   running: string[];
+  /** The batch's spend, with a cap. */
+  budget?: BudgetTotals;
 }
 
 export async function parallel(ctx: CoreContext, tasks: ParallelTask[], o: ParallelOptions = {}): Promise<ParallelSummary> {
@@ -37,12 +47,14 @@ export async function parallel(ctx: CoreContext, tasks: ParallelTask[], o: Paral
   const deadline = o.timeoutMs === undefined ? undefined : Date.now() + o.timeoutMs;
   const results: ParallelResult[] = new Array(tasks.length);
   let next = 0;
+  const budget = await Budget.start(ctx, { maxTokens: o.maxTokens, maxCostUsd: o.maxCostUsd });
 
   const runOne = async (index: number): Promise<ParallelResult> => {
     const left = deadline === undefined ? undefined : deadline - Date.now();
     if ((left !== undefined && left <= 0) || o.signal?.aborted) {
       return { index, status: "not_started", answer: "", error: { name: "NotStarted", message: "The batch timed out or was cancelled before this task started; run it again." } };
     }
+    if (budget?.exceeded) return { index, status: "not_started", answer: "", error: { name: "BudgetExceeded", message: "The batch's budget was spent before this task started." } };
     try {
       const result = await delegate(ctx, {
         ...tasks[index]!,
@@ -50,8 +62,13 @@ export async function parallel(ctx: CoreContext, tasks: ParallelTask[], o: Paral
         timeoutMs: left,
         signal: o.signal,
         onProgress: o.onProgress ? (p) => o.onProgress!(index, p) : undefined,
+        onSession: o.onSession ? (id) => o.onSession!(id, index) : undefined,
+        onBlocked: o.onBlocked,
+        budget,
       });
-      return { ...result, index };
+      // The batch's totals are reported once, not per task.
+      const { budget: _, ...rest } = result;
+      return { ...rest, index };
     } catch (error) {
       // One task's failure never fails the batch.
       const e = error instanceof Error ? error : new Error(String(error));
@@ -65,10 +82,14 @@ export async function parallel(ctx: CoreContext, tasks: ParallelTask[], o: Paral
       results[index] = await runOne(index);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, tasks.length) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, tasks.length) }, worker));
+  } finally {
+    budget?.release(); // sessions still running hold it until they settle
+  }
 
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
   const running = results.flatMap((r) => (r.status === "running" && r.sessionId ? [r.sessionId] : []));
-  return { results, counts, running };
+  return { results, counts, running, ...(budget ? { budget: budget.totals } : {}) };
 }

@@ -3,11 +3,13 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import type { Schemas } from "../client/types.js";
 import type { PendingRequest } from "./approvals.js";
+import type { FallbackRecord } from "./fallback.js";
 
 /** Tools whose completed call edits the file named in its input. */
 export const FILE_TOOLS = new Set(["write", "edit", "apply_patch", "patch", "multiedit"]);
 
-export type TurnStatus = "done" | "error" | "blocked" | "running" | "interrupted";
+/** `checks_failed` and `budget_exceeded` come from the gate loop and budgets (delegate). */
+export type TurnStatus = "done" | "error" | "blocked" | "running" | "interrupted" | "checks_failed" | "budget_exceeded";
 export type Detail = "final" | "summary" | "full";
 export type SessionMessage = { info: Schemas["Message"]; parts: Schemas["Part"][] };
 type AnyError = NonNullable<Schemas["AssistantMessage"]["error"]>;
@@ -65,6 +67,8 @@ export interface TurnSummary {
   /** The user message that started the turn (use it with session diff/revert). */
   messageId?: string;
   transcript?: TranscriptEntry[];
+  /** Model switches of the fallback watchdog during this turn (fallback.ts). */
+  fallbacks?: FallbackRecord[];
 }
 
 export interface SummaryInput {

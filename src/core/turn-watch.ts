@@ -15,6 +15,7 @@ export type TurnProgress =
   | { kind: "tool"; tool: string; status: "running" | "completed" | "error"; title?: string; message: string }
   | { kind: "file"; file: string; message: string }
   | { kind: "retry"; attempt: number; nextAt: number; reason: string; message: string }
+  | { kind: "fallback"; from: string; to: string; reason: string; message: string }
   | { kind: "blocked"; request: PendingRequest; message: string };
 
 /** How a wait ended: the turn is over, it waits on a person, the caller's time ran out, or the caller cancelled. */

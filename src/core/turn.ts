@@ -3,8 +3,10 @@
 // A turn still running when its caller stops waiting (timeout, `wait: false`, blocked) keeps its
 // watch, so a later wait() picks up where it was (the files it saw, the requests that block it).
 import { listPending } from "./approvals.js";
+import type { BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "./context.js";
 import type { EventSource } from "./event-hub.js";
+import { waitTurn, withFallbacks } from "./fallback.js";
 import { summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
 import { newestMessageId, readLastTurn } from "./turn-messages.js";
 import { TurnWatch, type TurnProgress, type WaitOutcome } from "./turn-watch.js";
@@ -17,6 +19,8 @@ export interface WaitOptions {
   onProgress?: (progress: TurnProgress) => void;
   /** Answer `blocked` as soon as a permission or question waits (default true). */
   returnOnBlocked?: boolean;
+  /** Handles each permission request or question (answer it, or give it back as `blocked`). */
+  onBlocked?: BlockedHandler;
 }
 
 export interface RunTurnOptions extends WaitOptions {
@@ -45,7 +49,7 @@ export function runningWatches(ctx: CoreContext): TurnWatch[] {
   return [...keptWatches(ctx).values()].filter((w) => !w.settled);
 }
 
-function keep(ctx: CoreContext, watch: TurnWatch): void {
+export function keep(ctx: CoreContext, watch: TurnWatch): void {
   const map = keptWatches(ctx);
   if (map.get(watch.sessionId) === watch) return;
   // A newer turn on the session takes the place of an older one, which still ends by itself.
@@ -63,10 +67,10 @@ export async function runTurn(ctx: CoreContext, sessionId: string, send: (watch:
     options.fresh ? undefined : newestMessageId(ctx.client, sessionId),
     TurnWatch.start(ctx.client, ctx.hub, sessionId, { onProgress: options.onProgress }),
   ]);
-  return follow(ctx, watch, options, async () => {
+  return follow(ctx, watch, options, async (at) => {
     watch.prompted(after);
     await send(watch);
-    return options.wait === false ? "timeout" : watch.wait(options);
+    return options.wait === false ? "timeout" : waitTurn(ctx, at, options);
   });
 }
 
@@ -76,27 +80,31 @@ export async function waitForSession(ctx: CoreContext, sessionId: string, option
   if (running) {
     running.onProgress = options.onProgress;
     try {
-      const outcome = await running.wait(options);
-      return await summarizeSession(ctx, sessionId, { outcome, watch: running, detail: options.detail });
+      // Kept already: follow() only keeps or closes a newer attempt's watch (model fallback).
+      return await follow(ctx, running, options, (at) => waitTurn(ctx, at, options));
     } finally {
       running.onProgress = undefined;
     }
   }
   const watch = await TurnWatch.start(ctx.client, ctx.hub, sessionId, { onProgress: options.onProgress });
-  return follow(ctx, watch, options, () => watch.wait(options));
+  return follow(ctx, watch, options, (at) => waitTurn(ctx, at, options));
 }
 
-/** Runs the wait, then keeps the watch if the turn goes on, or closes it. */
-async function follow(ctx: CoreContext, watch: TurnWatch, options: RunTurnOptions, waitFor: () => Promise<WaitOutcome>): Promise<TurnSummary> {
+/**
+ * Runs the wait, then keeps the watch if the turn goes on, or closes it. `at.watch` may move on to
+ * a later attempt's watch when the fallback watchdog switches models (fallback.ts).
+ */
+async function follow(ctx: CoreContext, watch: TurnWatch, options: RunTurnOptions, waitFor: (at: { watch: TurnWatch }) => Promise<WaitOutcome>): Promise<TurnSummary> {
+  const at = { watch };
   let keepIt = false;
   try {
-    const outcome = await waitFor();
+    const outcome = await waitFor(at);
     keepIt = outcome !== "idle";
     if (options.wait === false) return { sessionId: watch.sessionId, status: "running", answer: "" };
-    return await summarizeSession(ctx, watch.sessionId, { outcome, watch, detail: options.detail });
+    return await summarizeSession(ctx, watch.sessionId, { outcome, watch: at.watch, detail: options.detail });
   } finally {
-    if (keepIt) keep(ctx, watch);
-    else watch.close();
+    if (keepIt) keep(ctx, at.watch);
+    else at.watch.close();
   }
 }
 
@@ -114,9 +122,9 @@ export async function summarizeSession(ctx: CoreContext, sessionId: string, o: S
   const messages = over && o.watch?.messages ? o.watch.messages : await readLastTurn(ctx.client, sessionId);
   const pending = over ? [] : o.watch && o.watch.pending.size > 0 ? [...o.watch.pending.values()] : await listPending(ctx.client, o.watch?.sessions ?? [sessionId]);
   const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, sessionError: o.watch?.sessionError, interrupted: o.interrupted, detail: o.detail };
-  const summary = summarizeTurn(input);
+  const summary = withFallbacks(ctx, summarizeTurn(input), messages);
   if (!over || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;
   // Per-turn diffs exist only in git projects (notes §7); they also name what a shell command changed.
   const diff: FileDiff[] = await ctx.client.call("session.diff", { path: { sessionID: sessionId }, query: { messageID: summary.messageId } }).catch(() => []);
-  return diff.length > 0 ? summarizeTurn({ ...input, diff }) : summary;
+  return diff.length > 0 ? withFallbacks(ctx, summarizeTurn({ ...input, diff }), messages) : summary;
 }

@@ -38,7 +38,20 @@ export function auditEntry(def: ToolDef, args: Args, outcome: { data?: Data; isE
     outcome: outcome.isError ? "error" : (str(data.status) ?? "ok"),
     ...(outcome.error ? { error: outcome.error } : {}),
     ...(prompt ? { prompt: digestPrompt(prompt) } : {}),
-    ...(auditDetail(def, args, results) ?? {}),
+    ...detailOf({ ...auditDetail(def, args, results)?.detail, ...governance(args, data) }),
+  };
+}
+
+const detailOf = (detail: Record<string, unknown>) => (Object.keys(detail).length > 0 ? { detail } : {});
+
+/** Gate rounds, budget totals and idempotent starts, without check output (it may be long). */
+function governance(args: Args, data: Data): Record<string, unknown> {
+  const checks = Array.isArray(data.checks) ? (data.checks as Data[]).map((c) => ({ round: c.round, command: c.command, passed: c.passed, exit: c.exit })) : undefined;
+  return {
+    ...(str(args.request_id) ? { request_id: args.request_id } : {}),
+    ...(data.replayed === true ? { replayed: true } : {}),
+    ...(checks ? { checks } : {}),
+    ...(data.budget ? { budget: data.budget } : {}),
   };
 }
 

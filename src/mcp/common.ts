@@ -18,6 +18,11 @@ export const timeoutField = z
 export const interruptOnCancelField = z.boolean().optional().describe("On cancel, also stop the agent");
 export const directoryField = z.string().optional().describe("Project directory (absolute)");
 export const sessionIdField = z.string().min(1);
+// Governance (docs/governance.md); terse on purpose: every client pays for these in context.
+export const approvalsField = z.enum(["elicit", "return", "deny"]).optional().describe("Permission asks: elicit (ask your user; default if supported), return (BLOCKED), deny");
+export const maxTokensField = z.number().positive().optional().describe("Token cap; interrupts past it");
+export const maxCostField = z.number().positive().optional().describe("USD cap; interrupts past it");
+export const requestIdField = z.string().min(1).optional().describe("Idempotency key: a repeat returns the first start");
 
 export function timeoutMs(timeout_s: number | undefined): number {
   return Math.min(timeout_s ?? DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S) * 1000;

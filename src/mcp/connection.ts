@@ -19,7 +19,13 @@ export function createConnection(config: Config): Connection {
   let started: SpawnedOpencode | undefined;
   let conductor: Conductor | undefined;
 
-  const settings = { defaultModel: config.defaultModel, modelAllow: config.modelAllow, modelBlock: config.modelBlock };
+  const settings = {
+    defaultModel: config.defaultModel,
+    modelAllow: config.modelAllow,
+    modelBlock: config.modelBlock,
+    fallbackModels: config.fallbackModels,
+    retryTimeoutS: config.retryTimeoutS,
+  };
 
   async function open(): Promise<Conductor> {
     if (config.opencodeUrl) {

@@ -4,6 +4,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Config } from "../config.js";
 import { AuditLog } from "../core/audit.js";
 import type { Conductor } from "../core/conductor.js";
+import { RequestLog } from "../core/request-ids.js";
 import { VERSION } from "../version.js";
 import { registerTool, type ToolDef } from "./tool.js";
 import { ALL_TOOLS } from "./tools/index.js";
@@ -11,7 +12,7 @@ import { ALL_TOOLS } from "./tools/index.js";
 export const INSTRUCTIONS = `opencode-conductor hands coding work to opencode agents.
 - oc_delegate runs one task (new, continued or forked session) and returns the agent's answer, files changed and cost; oc_delegate_parallel runs independent tasks at once; oc_ask asks a quick read-only question.
 - Long work returns status "running" with a session_id before your client times out: call oc_wait with it. Nothing is lost.
-- Status "blocked" means the agent waits for a permission or a question: answer with oc_answer (the result shows the exact call), then oc_wait.
+- Status "blocked" means the agent waits for a permission or a question: answer with oc_answer (the result shows the exact call), then oc_wait. When your client supports elicitation, the user is asked directly instead.
 - oc_send adds to a session (queue) or redirects it (steer); oc_interrupt stops it; oc_result reads its state without waiting.
 - oc_sessions / oc_session list and manage sessions (diff, fork, revert, export ...); oc_status / oc_models / oc_catalog describe the server.
 - oc_api_ops and oc_api reach every opencode HTTP operation when no tool fits.`;
@@ -31,6 +32,15 @@ export function selectTools(config: Pick<Config, "toolsets" | "readOnly">, tools
   return tools.filter((t) => config.toolsets.includes(t.toolset) && (!config.readOnly || t.annotations.readOnlyHint || t.name === "oc_api"));
 }
 
+// One log per state dir in this process: its writes are serialised, and the HTTP transport builds
+// a server per client session. It touches the disk only when a request_id is used.
+const requestLogs = new Map<string, RequestLog>();
+function requestLog(stateDir: string): RequestLog {
+  let log = requestLogs.get(stateDir);
+  if (!log) requestLogs.set(stateDir, (log = new RequestLog(stateDir)));
+  return log;
+}
+
 export function createServer(options: ServerOptions): McpServer {
   const server = new McpServer(
     { name: "opencode-conductor", title: "opencode conductor", version: VERSION },
@@ -38,8 +48,9 @@ export function createServer(options: ServerOptions): McpServer {
   );
   const secrets = () => [options.config.opencodePassword ?? "", options.config.httpToken ?? "", ...(options.secrets?.() ?? [])];
   const audit = options.audit ?? new AuditLog(options.config.auditPath);
+  const requests = requestLog(options.config.stateDir);
   for (const tool of selectTools(options.config)) {
-    registerTool(server, tool, { config: options.config, conductor: options.conductor, secrets, audit });
+    registerTool(server, tool, { config: options.config, conductor: options.conductor, secrets, audit, requests });
   }
   return server;
 }

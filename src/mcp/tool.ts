@@ -3,13 +3,14 @@
 // Errors become `isError` results that say what was wrong and what to do — never a stack trace.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { CallToolResult, ServerNotification, ServerRequest, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ElicitRequestFormParams, ElicitResult, ServerNotification, ServerRequest, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { OpencodeError } from "../client/errors.js";
 import type { Config, Toolset } from "../config.js";
-import type { AuditLog } from "../core/audit.js";
+import type { AuditEntry, AuditLog } from "../core/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import { UsageError } from "../core/errors.js";
+import type { RequestLog } from "../core/request-ids.js";
 import { auditEntry, isAudited } from "./audit-entry.js";
 
 export type Annotations = Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">>;
@@ -23,6 +24,14 @@ export interface ToolContext {
   /** Sends `notifications/progress` when the client asked for it; otherwise does nothing. */
   progress(message: string): void;
   log(level: "debug" | "info" | "warning" | "error", message: string): void;
+  /** Whether the client declared form elicitation (it can ask its user). */
+  canElicit?(): boolean;
+  /** Asks the client's user (`elicitation/create`); rejects on timeout, cancel or a client error. */
+  elicit?(params: ElicitRequestFormParams, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ElicitResult>;
+  /** Appends an extra audit line for this call (e.g. an approval the human gave); tool and client are filled in. */
+  audit?(entry: Omit<AuditEntry, "time" | "tool" | "client">): Promise<void>;
+  /** Idempotent starts (request_id), kept in the state dir. */
+  requests?: RequestLog;
 }
 
 export interface ToolAnswer<O> {
@@ -50,6 +59,9 @@ export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(def
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** How long a person may take over an approval form when the wait has no limit. */
+const MAX_ELICIT_MS = 3_600_000;
+
 export interface RegisterOptions {
   config: Config;
   conductor(): Promise<Conductor>;
@@ -57,6 +69,7 @@ export interface RegisterOptions {
   secrets: () => string[];
   /** Where calls that change something are recorded. */
   audit?: AuditLog;
+  requests?: RequestLog;
 }
 
 export function registerTool(server: McpServer, def: ToolDef, options: RegisterOptions): void {
@@ -65,7 +78,7 @@ export function registerTool(server: McpServer, def: ToolDef, options: RegisterO
     // Output schemas name the fields a caller relies on; answers may carry more (loose objects).
     { title: def.title, description: def.description, inputSchema: def.input, outputSchema: z.looseObject(def.output), annotations: def.annotations },
     async (args: Record<string, unknown>, extra: Extra): Promise<CallToolResult> => {
-      const ctx = toolContext(server, extra, options);
+      const ctx = toolContext(server, extra, options, def.name);
       let result: CallToolResult;
       try {
         const answer = await def.run(args as never, ctx);
@@ -85,13 +98,28 @@ export function registerTool(server: McpServer, def: ToolDef, options: RegisterO
   );
 }
 
-function toolContext(server: McpServer, extra: Extra, options: RegisterOptions): ToolContext {
+function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, tool: string): ToolContext {
   const token = extra._meta?.progressToken;
   let step = 0;
+  const peer = () => {
+    const v = server.server.getClientVersion();
+    return v && { client: { name: v.name, version: v.version } };
+  };
   return {
     conductor: options.conductor,
     config: options.config,
     signal: extra.signal,
+    requests: options.requests,
+    canElicit: () => server.server.getClientCapabilities()?.elicitation?.form !== undefined,
+    elicit(params, o = {}) {
+      const message = scrub(params.message, options.secrets());
+      // Related to this call, so the HTTP transport sends it on the call's own stream.
+      return server.server.elicitInput({ ...params, message }, { relatedRequestId: extra.requestId, signal: o.signal, timeout: Math.max(1_000, o.timeoutMs ?? MAX_ELICIT_MS) });
+    },
+    async audit(entry) {
+      if (!options.audit) return;
+      await options.audit.append(JSON.parse(scrub(JSON.stringify({ tool, ...peer(), ...entry }), options.secrets())));
+    },
     progress(message) {
       if (token === undefined) return;
       step += 1;

@@ -2,13 +2,16 @@
 // a turn (delegate, wait, result, send, interrupt), and a short text that says what to do next.
 import { z } from "zod";
 import type { PendingRequest } from "../core/approvals.js";
+import type { BudgetTotals } from "../core/budget.js";
+import type { CheckRun } from "../core/checks.js";
 import type { TurnSummary } from "../core/summary.js";
 
 // Compact on purpose: every client pays for schemas in context. The object is loose, so the
-// answer also carries error, pending, model, agent, tools, files, tokens, cost, message_id, directory, transcript.
+// answer also carries error, pending, model, agent, tools, files, tokens, cost, message_id, directory,
+// transcript, checks, budget, replayed, fallbacks.
 export const turnOutput = {
   session_id: z.string(),
-  status: z.enum(["done", "error", "blocked", "running", "interrupted"]),
+  status: z.enum(["done", "error", "blocked", "running", "interrupted", "checks_failed", "budget_exceeded"]),
   answer: z.string(),
   next: z.string().optional(),
 };
@@ -40,7 +43,15 @@ export type TurnData = {
   message_id?: string;
   directory?: string;
   transcript?: Record<string, unknown>[];
+  /** Model switches of the fallback watchdog: `{from, to, reason, at}`. */
+  fallbacks?: Array<{ from: string; to: string; reason: string; at: string }>;
+  checks?: Array<{ round: number; command: string; passed: boolean; exit: number | null; timed_out?: boolean; output?: string }>;
+  budget?: { tokens: number; cost: number; exceeded: boolean; max_tokens?: number; max_cost_usd?: number };
+  /** A repeated request_id: the first call's session, not a new start. */
+  replayed?: boolean;
 };
+
+type Governed = { checks?: CheckRun[]; budget?: BudgetTotals };
 
 export function answerCall(r: PendingRequest): string {
   return r.kind === "permission"
@@ -51,10 +62,12 @@ export function answerCall(r: PendingRequest): string {
 function nextStep(s: TurnSummary): string | undefined {
   if (s.status === "blocked") return `Answer each pending request with oc_answer, then call oc_wait {"session_id":"${s.sessionId}"}.`;
   if (s.status === "running") return `Call oc_wait {"session_id":"${s.sessionId}"} to get the result (oc_result reads the state without waiting).`;
+  if (s.status === "checks_failed") return `Checks still fail (see checks): fix them, or continue with oc_delegate {"session_id":"${s.sessionId}", ...} and the same checks.`;
+  if (s.status === "budget_exceeded") return `Stopped at the budget (see budget). To spend more, continue with oc_delegate {"session_id":"${s.sessionId}", ...} and a new budget.`;
   return undefined;
 }
 
-export function turnData(s: TurnSummary & { directory?: string }): TurnData {
+export function turnData(s: TurnSummary & Governed & { directory?: string }): TurnData {
   const next = nextStep(s);
   return {
     session_id: s.sessionId,
@@ -82,6 +95,19 @@ export function turnData(s: TurnSummary & { directory?: string }): TurnData {
     ...(s.messageId ? { message_id: s.messageId } : {}),
     ...(s.directory ? { directory: s.directory } : {}),
     ...(s.transcript ? { transcript: s.transcript as unknown as Record<string, unknown>[] } : {}),
+    ...(s.fallbacks?.length ? { fallbacks: s.fallbacks.map((f) => ({ from: f.from, to: f.to, reason: f.reason, at: f.at })) } : {}),
+    ...(s.checks ? { checks: s.checks.map(({ timedOut, ...c }) => ({ ...c, ...(timedOut ? { timed_out: true } : {}) })) } : {}),
+    ...(s.budget ? { budget: budgetData(s.budget) } : {}),
+  };
+}
+
+function budgetData(b: BudgetTotals): NonNullable<TurnData["budget"]> {
+  return {
+    tokens: b.tokens,
+    cost: b.cost,
+    exceeded: b.exceeded,
+    ...(b.maxTokens !== undefined ? { max_tokens: b.maxTokens } : {}),
+    ...(b.maxCostUsd !== undefined ? { max_cost_usd: b.maxCostUsd } : {}),
   };
 }
 
@@ -90,8 +116,16 @@ export function turnText(d: TurnData): string {
   const facts = [`session ${d.session_id}`, d.model, d.tools?.length ? `${d.tools.length} tool call${d.tools.length === 1 ? "" : "s"}` : undefined, d.tokens ? `${d.tokens.total} tokens` : undefined, d.cost ? `$${d.cost.toFixed(4)}` : undefined].filter(Boolean);
   const lines = [`${d.status.toUpperCase()} · ${facts.join(" · ")}`];
   if (d.error) lines.push(`Error: ${d.error.name}: ${d.error.message}`);
+  if (d.fallbacks?.length) lines.push(...d.fallbacks.map((f) => `Model fallback: ${f.from} → ${f.to} (${f.reason})`));
   if (d.answer) lines.push("", d.answer);
   if (d.files?.length) lines.push("", `Files changed: ${d.files.map((f) => (f.additions !== undefined ? `${f.path} (+${f.additions} -${f.deletions ?? 0})` : f.path)).join(", ")}`);
+  if (d.checks?.length) {
+    lines.push("", "Checks:");
+    for (const c of d.checks) lines.push(`- round ${c.round} \`${c.command}\`: ${c.passed ? "passed" : c.timed_out ? "timed out" : `failed (exit ${c.exit})`}`);
+    const last = d.checks.findLast((c) => !c.passed);
+    if (d.status === "checks_failed" && last?.output) lines.push("", `Last failure (\`${last.command}\`):`, last.output);
+  }
+  if (d.budget) lines.push("", `Budget: ${d.budget.tokens} tokens${d.budget.max_tokens !== undefined ? ` of ${d.budget.max_tokens}` : ""}, $${d.budget.cost.toFixed(4)}${d.budget.max_cost_usd !== undefined ? ` of $${d.budget.max_cost_usd}` : ""}${d.budget.exceeded ? " (exceeded: stopped)" : ""}`);
   if (d.pending?.length) {
     lines.push("", "Waiting for an answer:");
     for (const p of d.pending) {

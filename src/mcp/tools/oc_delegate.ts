@@ -1,5 +1,20 @@
 import { z } from "zod";
-import { afterCancel, detailField, directoryField, interruptOnCancelField, progressTo, timeoutField, timeoutMs } from "../common.js";
+import { DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_MAX_ROUNDS } from "../../core/checks.js";
+import {
+  afterCancel,
+  approvalsField,
+  detailField,
+  directoryField,
+  interruptOnCancelField,
+  maxCostField,
+  maxTokensField,
+  progressTo,
+  requestIdField,
+  timeoutField,
+  timeoutMs,
+} from "../common.js";
+import { approvalHandler } from "../elicit.js";
+import { startOnce } from "../request-replay.js";
 import { defineTool } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 
@@ -24,6 +39,7 @@ export const ocDelegate = defineTool({
     fork: z.boolean().optional().describe("Continue a copy of session_id"),
     title: z.string().optional(),
     model: z.string().optional().describe("provider/model[#variant] or a name (oc_models)"),
+    fallback_models: z.array(z.string()).optional().describe("Switch to these, in order, if the model keeps failing"),
     agent: z.string().optional().describe("e.g. build, plan"),
     agents: z.array(z.string()).optional().describe("Sub-agents it may use"),
     files: z.array(z.string()).optional().describe("Paths to attach"),
@@ -37,30 +53,51 @@ export const ocDelegate = defineTool({
     timeout_s: timeoutField,
     detail: detailField,
     interrupt_on_cancel: interruptOnCancelField,
+    approvals: approvalsField,
+    checks: z.array(z.string()).optional().describe("Commands that must exit 0 after the turn (in directory); failures go back to the agent"),
+    max_rounds: z.number().int().min(1).max(10).optional().describe(`Check runs at most (default ${DEFAULT_MAX_ROUNDS})`),
+    check_timeout_s: z.number().positive().max(3600).optional().describe(`Per check (default ${DEFAULT_CHECK_TIMEOUT_MS / 1000})`),
+    max_tokens: maxTokensField,
+    max_cost_usd: maxCostField,
+    request_id: requestIdField,
   },
   output: turnOutput,
   async run(args, ctx) {
     const conductor = await ctx.conductor();
-    const result = await conductor.delegate({
-      task: args.task,
-      directory: args.directory,
-      sessionId: args.session_id,
-      fork: args.fork,
-      title: args.title,
-      model: args.model,
-      agent: args.agent,
-      agents: args.agents,
-      files: args.files,
-      command: args.command,
-      permissions: args.rules ?? args.permissions,
-      wait: args.wait,
-      timeoutMs: timeoutMs(args.timeout_s),
-      detail: args.detail,
-      signal: ctx.signal,
-      onProgress: progressTo(ctx),
-    });
-    await afterCancel(ctx, conductor, [result.sessionId], args.interrupt_on_cancel);
-    const data = turnData(result);
-    return { text: turnText(data), data };
+    const onBlocked = approvalHandler(ctx, conductor, args.approvals);
+    const wait = { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress: progressTo(ctx), onBlocked };
+    const replay = async (sessionId: string) => {
+      const summary = args.wait === false ? (await conductor.result(sessionId, { detail: args.detail })).last : await conductor.wait(sessionId, wait);
+      const data = { ...turnData(summary), replayed: true };
+      return { text: `REPLAYED request_id ${args.request_id}: the first call's session, nothing new was started.\n${turnText(data)}`, data };
+    };
+    const start = async (onSession?: (id: string, index: number) => Promise<void>) => {
+      const result = await conductor.delegate({
+        task: args.task,
+        directory: args.directory,
+        sessionId: args.session_id,
+        fork: args.fork,
+        title: args.title,
+        model: args.model,
+        fallbackModels: args.fallback_models,
+        agent: args.agent,
+        agents: args.agents,
+        files: args.files,
+        command: args.command,
+        permissions: args.rules ?? args.permissions,
+        wait: args.wait,
+        ...wait,
+        checks: args.checks,
+        maxRounds: args.max_rounds,
+        checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
+        maxTokens: args.max_tokens,
+        maxCostUsd: args.max_cost_usd,
+        onSession: onSession && ((id) => onSession(id, 0)),
+      });
+      await afterCancel(ctx, conductor, [result.sessionId], args.interrupt_on_cancel);
+      const data = turnData(result);
+      return { text: turnText(data), data };
+    };
+    return startOnce(ctx, "oc_delegate", args.request_id, 1, start, (record) => replay(record.sessionIds[0]!));
   },
 });

@@ -1,6 +1,9 @@
 import { z } from "zod";
-import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from "../../core/parallel.js";
-import { afterCancel, detailField, interruptOnCancelField, timeoutField, timeoutMs } from "../common.js";
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelResult, type ParallelSummary } from "../../core/parallel.js";
+import type { StartRecord } from "../../core/request-ids.js";
+import { afterCancel, approvalsField, detailField, interruptOnCancelField, maxCostField, maxTokensField, requestIdField, timeoutField, timeoutMs } from "../common.js";
+import { approvalHandler } from "../elicit.js";
+import { startOnce } from "../request-replay.js";
 import { defineTool } from "../tool.js";
 import { turnData, turnText, type TurnData } from "../turn-answer.js";
 import { ruleField } from "./oc_delegate.js";
@@ -31,6 +34,10 @@ export const ocDelegateParallel = defineTool({
     timeout_s: timeoutField,
     detail: detailField,
     interrupt_on_cancel: interruptOnCancelField,
+    approvals: approvalsField,
+    max_tokens: maxTokensField.describe("Token cap for the batch"),
+    max_cost_usd: maxCostField.describe("USD cap for the batch"),
+    request_id: requestIdField,
   },
   output: {
     results: z.array(z.looseObject({ index: z.number(), status: z.string() })),
@@ -39,19 +46,43 @@ export const ocDelegateParallel = defineTool({
   },
   async run(args, ctx) {
     const conductor = await ctx.conductor();
-    const batch = await conductor.parallel(
-      args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions })),
-      { concurrency: args.concurrency, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress: (i, p) => ctx.progress(`task ${i + 1}: ${p.message}`) },
-    );
+    const onBlocked = approvalHandler(ctx, conductor, args.approvals);
+    const onProgress = (i: number, p: { message: string }) => ctx.progress(`task ${i + 1}: ${p.message}`);
+    const start = (onSession?: (id: string, index: number) => Promise<void>) =>
+      conductor.parallel(
+        args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions })),
+        { concurrency: args.concurrency, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, onBlocked, onSession, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd },
+      );
+    // A repeat waits for the first call's sessions (as oc_wait would) instead of starting anything.
+    const replay = async (record: StartRecord): Promise<ParallelSummary & { replayed: true }> => {
+      const wait = { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onBlocked };
+      const results = await Promise.all(
+        args.tasks.map(async (_, index): Promise<ParallelResult> => {
+          const id = record.sessionIds[index];
+          const error = (name: string, message: string) => ({ index, status: "error" as const, answer: "" as const, error: { name, message } });
+          if (!id) return error("NotStarted", "This task had no session after the first call with this request_id.");
+          return conductor.wait(id, { ...wait, onProgress: (p) => onProgress(index, p) }).then(
+            (r) => ({ ...r, index }),
+            (e: Error) => error(e.name, e.message),
+          );
+        }),
+      );
+      const counts: Record<string, number> = {};
+      for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+      return { results, counts, running: results.flatMap((r) => (r.status === "running" && r.sessionId ? [r.sessionId] : [])), replayed: true };
+    };
+    const batch: ParallelSummary & { replayed?: true } = await startOnce(ctx, "oc_delegate_parallel", args.request_id, args.tasks.length, start, replay);
     await afterCancel(ctx, conductor, batch.running, args.interrupt_on_cancel);
     const results = batch.results.map((r) =>
       r.sessionId === undefined ? { index: r.index, status: r.status, answer: "", error: r.error } : { index: r.index, ...turnData(r) },
     );
     const counts = Object.entries(batch.counts).map(([k, v]) => `${v} ${k}`).join(", ");
     const text = [
-      `${args.tasks.length} tasks: ${counts}`,
+      ...(batch.replayed ? [`REPLAYED request_id ${args.request_id}: the first call's sessions, nothing new was started.`] : []),
+      `${args.tasks.length} tasks: ${counts}${batch.budget ? ` · budget ${batch.budget.tokens} tokens, $${batch.budget.cost.toFixed(4)}${batch.budget.exceeded ? " (exceeded: stopped)" : ""}` : ""}`,
       ...results.map((r) => `\n[${r.index + 1}] ${"session_id" in r && r.session_id ? turnText(r as TurnData) : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`),
     ].join("\n");
-    return { text, data: { results, counts: batch.counts, running: batch.running } };
+    const budget = batch.budget && { tokens: batch.budget.tokens, cost: batch.budget.cost, exceeded: batch.budget.exceeded, max_tokens: batch.budget.maxTokens, max_cost_usd: batch.budget.maxCostUsd };
+    return { text, data: { results, counts: batch.counts, running: batch.running, ...(budget ? { budget } : {}), ...(batch.replayed ? { replayed: true } : {}) } };
   },
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { afterCancel, detailField, interruptOnCancelField, progressTo, sessionIdField, timeoutField, timeoutMs } from "../common.js";
+import { afterCancel, approvalsField, detailField, interruptOnCancelField, progressTo, sessionIdField, timeoutField, timeoutMs } from "../common.js";
+import { approvalHandler } from "../elicit.js";
 import { defineTool } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 
@@ -20,6 +21,7 @@ export const ocSend = defineTool({
     timeout_s: timeoutField,
     detail: detailField,
     interrupt_on_cancel: interruptOnCancelField,
+    approvals: approvalsField,
   },
   output: { delivery: z.enum(["queue", "steer"]), ...turnOutput },
   async run(args, ctx) {
@@ -33,6 +35,7 @@ export const ocSend = defineTool({
       detail: args.detail,
       signal: ctx.signal,
       onProgress: progressTo(ctx),
+      onBlocked: approvalHandler(ctx, conductor, args.approvals),
     });
     await afterCancel(ctx, conductor, [args.session_id], args.interrupt_on_cancel);
     const data = { delivery: r.delivery, ...turnData(r) };

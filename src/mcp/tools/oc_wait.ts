@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { afterCancel, detailField, interruptOnCancelField, progressTo, sessionIdField, timeoutField, timeoutMs } from "../common.js";
+import { afterCancel, approvalsField, detailField, interruptOnCancelField, progressTo, sessionIdField, timeoutField, timeoutMs } from "../common.js";
+import { approvalHandler } from "../elicit.js";
 import { defineTool } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 
@@ -15,11 +16,18 @@ export const ocWait = defineTool({
     timeout_s: timeoutField,
     detail: detailField,
     interrupt_on_cancel: interruptOnCancelField,
+    approvals: approvalsField,
   },
   output: turnOutput,
   async run(args, ctx) {
     const conductor = await ctx.conductor();
-    const summary = await conductor.wait(args.session_id, { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress: progressTo(ctx) });
+    const summary = await conductor.wait(args.session_id, {
+      timeoutMs: timeoutMs(args.timeout_s),
+      detail: args.detail,
+      signal: ctx.signal,
+      onProgress: progressTo(ctx),
+      onBlocked: approvalHandler(ctx, conductor, args.approvals),
+    });
     await afterCancel(ctx, conductor, [args.session_id], args.interrupt_on_cancel);
     const data = turnData(summary);
     return { text: turnText(data), data };

@@ -16,7 +16,7 @@ describe("loadConfig defaults", () => {
       modelBlock: [],
       instanceTtlS: 1800,
     });
-    for (const key of ["opencodeUrl", "opencodePassword", "opencodeUsername", "directory", "defaultModel", "sandbox", "httpToken"] as const) {
+    for (const key of ["opencodeUrl", "opencodePassword", "opencodeUsername", "directory", "defaultModel", "sandbox", "httpToken", "approvals"] as const) {
       expect(c[key], key).toBeUndefined();
     }
     expect(DEFAULT_TOOLSETS).toEqual(["delegate", "approve", "sessions", "discover", "api"]);
@@ -58,6 +58,7 @@ describe("loadConfig parses every variable", () => {
       OPENCODE_CONDUCTOR_SANDBOX: "srt",
       OPENCODE_CONDUCTOR_AUDIT: "/logs/audit.jsonl",
       OPENCODE_CONDUCTOR_HTTP_TOKEN: "tok",
+      OPENCODE_CONDUCTOR_APPROVALS: "deny",
     });
     expect(c).toEqual({
       opencodeUrl: "http://127.0.0.1:4096",
@@ -76,6 +77,7 @@ describe("loadConfig parses every variable", () => {
       sandbox: "srt",
       auditPath: "/logs/audit.jsonl",
       httpToken: "tok",
+      approvals: "deny",
     });
   });
 
@@ -94,6 +96,11 @@ describe("loadConfig parses every variable", () => {
     ["Off", false],
   ])("OPENCODE_CONDUCTOR_READ_ONLY=%s is %s", (value, expected) => {
     expect(loadConfig({ OPENCODE_CONDUCTOR_READ_ONLY: value }).readOnly).toBe(expected);
+  });
+
+  it.each(["elicit", "return", "deny"] as const)("OPENCODE_CONDUCTOR_APPROVALS=%s", (mode) => {
+    expect(loadConfig({ OPENCODE_CONDUCTOR_APPROVALS: mode }).approvals).toBe(mode);
+    expect(loadConfig({ OPENCODE_CONDUCTOR_APPROVALS: "" }).approvals).toBeUndefined();
   });
 
   it("expands OPENCODE_CONDUCTOR_TOOLSETS=all", () => {
@@ -119,6 +126,7 @@ describe("loadConfig rejects bad values, naming the variable", () => {
     ["OPENCODE_CONDUCTOR_RETRY_TIMEOUT_S", "soon", /positive number/],
     ["OPENCODE_CONDUCTOR_INSTANCE_TTL_S", "-5", /positive number/],
     ["OPENCODE_CONDUCTOR_SANDBOX", "docker", /"srt"/],
+    ["OPENCODE_CONDUCTOR_APPROVALS", "ask", /one of elicit, return, deny/],
     ["OPENCODE_URL", "localhost:4096", /http\(s\) URL/],
     ["OPENCODE_URL", "ftp://host", /http\(s\) URL/],
   ])("%s=%s", (name, value, why) => {
