@@ -66,7 +66,7 @@ async function main(): Promise<number> {
   }
 
   const connection = createConnection(config);
-  const newServer = () => createServer({ config, conductor: connection.conductor, secrets: connection.secrets });
+  const newServer = () => createServer({ config, conductor: connection.conductor, connection, secrets: connection.secrets });
   let closeTransport: () => Promise<void>;
 
   if (args.http) {

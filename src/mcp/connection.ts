@@ -1,64 +1,159 @@
-// The MCP server's link to opencode, made on the first tool call (initialize and tools/list never
-// touch opencode): OPENCODE_URL when set, else a `opencode serve` started here on a free port with
-// a random password and stopped when this process exits.
+// The MCP server's links to opencode, made on the first tool call (initialize and tools/list never
+// touch opencode). The main server is found in this order: OPENCODE_URL, a running opencode on this
+// machine, else a `opencode serve` started here (stopped when this process exits). Private
+// instances (`isolation: "instance"`) are separate servers; a session id is routed to the server
+// that holds it.
+import { discoverConnection } from "../client/discover.js";
 import { spawnOpencode, resolveOpencodeBinary, type SpawnedOpencode } from "../client/spawn.js";
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
+import type { CoreSettings } from "../core/context.js";
+import { sharedInstanceManager, type InstanceManager } from "../core/instances.js";
+import type { PermissionRule } from "../core/permissions.js";
+
+export interface InstanceLease {
+  conductor: Conductor;
+  directory: string;
+  /** Lets the instance be reaped again once the work is recorded. */
+  release(): void;
+  /** Session rules for work on the instance (the guard around the caller's rules). */
+  rules(userRules?: PermissionRule[]): PermissionRule[] | undefined;
+  /** Remembers a session as living on this instance; returns the command to watch it live. */
+  record(session: { id: string; title: string; model: string }): Promise<string>;
+}
+
+export interface ConnectionStep {
+  step: string;
+  result: string;
+}
 
 export interface Connection {
-  conductor(): Promise<Conductor>;
-  /** Secrets learned at run time (the password of a server started here). */
+  /** The main server's conductor, or the instance's when `sessionId` lives on a private instance. */
+  conductor(sessionId?: string): Promise<Conductor>;
+  /** A private instance for `directory` (started or reused). */
+  instance(directory: string): Promise<InstanceLease>;
+  /** Secrets learned at run time (passwords of servers started here). */
   secrets(): string[];
-  /** How the connection was made, for oc_status. */
-  describe(): { mode: "url" | "auto-started" | "not connected"; url?: string };
+  /** How the main connection was found, step by step (no passwords), for oc_status. */
+  describe(): { mode: "url" | "discovered" | "auto-started" | "not connected"; url?: string; steps: ConnectionStep[] };
   close(): Promise<void>;
 }
 
 export function createConnection(config: Config): Connection {
   let pending: Promise<Conductor> | undefined;
   let started: SpawnedOpencode | undefined;
-  let conductor: Conductor | undefined;
+  let main: Conductor | undefined;
+  let mode: "url" | "discovered" | "auto-started" = "url";
+  let steps: ConnectionStep[] = [];
+  let manager: InstanceManager | undefined;
+  const byPid = new Map<number, Conductor>();
+  const sessionHome = new Map<string, Conductor>();
 
-  const settings = {
+  const settings: CoreSettings = {
     defaultModel: config.defaultModel,
     modelAllow: config.modelAllow,
     modelBlock: config.modelBlock,
     fallbackModels: config.fallbackModels,
     retryTimeoutS: config.retryTimeoutS,
   };
+  const instances = () => (manager ??= sharedInstanceManager(config));
+  // Rows left by a conductor that was killed (SIGKILL): stop their servers now, at start.
+  void instances().cleanStale().catch(() => undefined);
 
   async function open(): Promise<Conductor> {
-    if (config.opencodeUrl) {
-      return new Conductor({ url: config.opencodeUrl, password: config.opencodePassword, username: config.opencodeUsername, directory: config.directory, ...settings });
+    const ownPids = (await instances().registry.read().catch(() => [])).map((row) => row.pid);
+    const found = await discoverConnection({
+      env: { OPENCODE_URL: config.opencodeUrl, OPENCODE_PASSWORD: config.opencodePassword, OPENCODE_USERNAME: config.opencodeUsername },
+      directory: config.directory ?? process.cwd(),
+      excludePids: ownPids,
+    });
+    steps = [...found.steps];
+    if (found.connection) {
+      mode = found.connection.source === "scan" ? "discovered" : "url";
+      const { url, password, username } = found.connection;
+      return new Conductor({ url, password, username, directory: config.directory, ...settings });
     }
     started = await spawnOpencode({ cwd: config.directory ?? process.cwd() }).catch((error: unknown) => {
       const binary = resolveOpencodeBinary();
       throw new Error(
-        `No opencode server is configured and starting one (${binary} serve) failed: ${(error as Error).message}. ` +
+        `No opencode server is configured or running, and starting one (${binary} serve) failed: ${(error as Error).message}. ` +
           "Install opencode (npm i -g opencode-ai) or start one yourself (`opencode serve --port 4096`) and set OPENCODE_URL (and OPENCODE_PASSWORD).",
       );
     });
+    mode = "auto-started";
+    steps.push({ step: "auto-start", result: `started opencode serve at ${started.url} (pid ${started.pid})` });
     return new Conductor({ url: started.url, password: started.password, directory: config.directory, ...settings });
   }
 
+  function mainConductor(): Promise<Conductor> {
+    pending ??= open().then(
+      (c) => (main = c),
+      (error: unknown) => {
+        pending = undefined; // let the next call try again
+        throw error;
+      },
+    );
+    return pending;
+  }
+
+  function conductorOf(row: { pid: number; url: string; password: string; directory: string }): Conductor {
+    let c = byPid.get(row.pid);
+    if (!c) {
+      c = new Conductor({ url: row.url, password: row.password, directory: row.directory, ...settings });
+      byPid.set(row.pid, c);
+    }
+    return c;
+  }
+
+  /** The instance holding `sessionId`: remembered here, or listed in the registry (e.g. after a restart). */
+  async function instanceOf(sessionId: string): Promise<Conductor | undefined> {
+    const known = sessionHome.get(sessionId);
+    if (known) return known;
+    const rows = await instances().registry.read().catch(() => []);
+    const row = rows.find((r) => r.sessions.some((s) => s.id === sessionId));
+    if (!row) return undefined;
+    const c = conductorOf(row);
+    sessionHome.set(sessionId, c);
+    return c;
+  }
+
   return {
-    conductor() {
-      pending ??= open().then(
-        (c) => (conductor = c),
-        (error: unknown) => {
-          pending = undefined; // let the next call try again
-          throw error;
-        },
-      );
-      return pending;
+    async conductor(sessionId) {
+      if (sessionId) {
+        const home = await instanceOf(sessionId);
+        if (home) return home;
+      }
+      return mainConductor();
     },
-    secrets: () => (started ? [started.password] : []),
-    describe: () => (conductor ? { mode: started ? "auto-started" : "url", url: conductor.client.url } : { mode: "not connected" }),
+    async instance(directory) {
+      const m = instances();
+      const inst = await m.acquire(directory);
+      const release = m.hold(inst.directory);
+      const conductor = conductorOf(inst);
+      void inst.exited.then(() => {
+        conductor.close();
+        byPid.delete(inst.pid);
+      });
+      return {
+        conductor,
+        directory: inst.directory,
+        release,
+        rules: (userRules) => m.sessionRules(userRules),
+        async record(session) {
+          sessionHome.set(session.id, conductor);
+          await m.recordSession(inst.directory, session);
+          return m.attachCommand(inst, session.id).shell;
+        },
+      };
+    },
+    secrets: () => [...(started ? [started.password] : []), ...(manager?.secrets() ?? [])],
+    describe: () => (main ? { mode, url: main.client.url, steps } : { mode: "not connected", steps }),
     async close() {
       // An auto-start still under way would otherwise leave its server to the exit-time SIGKILL.
       await pending?.catch(() => undefined);
-      conductor?.close();
-      await started?.stop();
+      main?.close();
+      for (const c of byPid.values()) c.close();
+      await Promise.all([started?.stop(), manager?.stopAll()]);
     },
   };
 }

@@ -4,6 +4,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Config } from "../config.js";
 import { AuditLog } from "../core/audit.js";
 import type { Conductor } from "../core/conductor.js";
+import type { Connection } from "./connection.js";
 import { RequestLog } from "../core/request-ids.js";
 import { VERSION } from "../version.js";
 import { registerTool, type ToolDef } from "./tool.js";
@@ -19,8 +20,10 @@ export const INSTRUCTIONS = `opencode-conductor hands coding work to opencode ag
 
 export interface ServerOptions {
   config: Config;
-  /** Connects to opencode on first use. */
-  conductor(): Promise<Conductor>;
+  /** Connects to opencode on first use; with a session id, the server holding that session. */
+  conductor(sessionId?: string): Promise<Conductor>;
+  /** Private instances and how the connection was found (the CLI passes its Connection). */
+  connection?: Pick<Connection, "instance" | "describe">;
   /** Values that must never appear in an answer. */
   secrets?: () => string[];
   /** Default: the file of OPENCODE_CONDUCTOR_AUDIT (or none when `off`). */
@@ -50,7 +53,15 @@ export function createServer(options: ServerOptions): McpServer {
   const audit = options.audit ?? new AuditLog(options.config.auditPath);
   const requests = requestLog(options.config.stateDir);
   for (const tool of selectTools(options.config)) {
-    registerTool(server, tool, { config: options.config, conductor: options.conductor, secrets, audit, requests });
+    registerTool(server, tool, {
+      config: options.config,
+      conductor: options.conductor,
+      instance: options.connection?.instance,
+      connection: options.connection?.describe,
+      secrets,
+      audit,
+      requests,
+    });
   }
   return server;
 }

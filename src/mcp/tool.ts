@@ -9,6 +9,7 @@ import { OpencodeError } from "../client/errors.js";
 import type { Config, Toolset } from "../config.js";
 import type { AuditEntry, AuditLog } from "../core/audit.js";
 import type { Conductor } from "../core/conductor.js";
+import type { Connection, InstanceLease } from "./connection.js";
 import { UsageError } from "../core/errors.js";
 import type { RequestLog } from "../core/request-ids.js";
 import { auditEntry, isAudited } from "./audit-entry.js";
@@ -16,8 +17,12 @@ import { auditEntry, isAudited } from "./audit-entry.js";
 export type Annotations = Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">>;
 
 export interface ToolContext {
-  /** The connected core (connects on first use). */
-  conductor(): Promise<Conductor>;
+  /** The connected core (connects on first use); with a session id, the server holding that session. */
+  conductor(sessionId?: string): Promise<Conductor>;
+  /** A private opencode instance for a directory (`isolation: "instance"`). */
+  instance?(directory: string): Promise<InstanceLease>;
+  /** How the connection to opencode was found (for oc_status). */
+  connection?(): ReturnType<Connection["describe"]>;
   config: Config;
   /** Aborted when the client cancels the call. */
   signal: AbortSignal;
@@ -64,7 +69,9 @@ const MAX_ELICIT_MS = 3_600_000;
 
 export interface RegisterOptions {
   config: Config;
-  conductor(): Promise<Conductor>;
+  conductor(sessionId?: string): Promise<Conductor>;
+  instance?(directory: string): Promise<InstanceLease>;
+  connection?(): ReturnType<Connection["describe"]>;
   /** Values that must never appear in an answer (passwords, tokens). */
   secrets: () => string[];
   /** Where calls that change something are recorded. */
@@ -107,6 +114,8 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
   };
   return {
     conductor: options.conductor,
+    instance: options.instance,
+    connection: options.connection,
     config: options.config,
     signal: extra.signal,
     requests: options.requests,

@@ -77,7 +77,7 @@ export function offlineConfig(baseURL: string, options: Pick<StartOpencodeOption
   return options.config ? deepMerge(config, options.config) : config;
 }
 
-function xdg(home: string) {
+export function xdg(home: string) {
   return {
     HOME: home,
     XDG_CONFIG_HOME: join(home, ".config"),

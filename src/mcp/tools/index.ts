@@ -8,6 +8,7 @@ import { ocAudit } from "./oc_audit.js";
 import { ocCatalog } from "./oc_catalog.js";
 import { ocDelegate } from "./oc_delegate.js";
 import { ocDelegateParallel } from "./oc_delegate_parallel.js";
+import { ocInstances } from "./oc_instances.js";
 import { ocInterrupt } from "./oc_interrupt.js";
 import { ocModels } from "./oc_models.js";
 import { ocPending } from "./oc_pending.js";
@@ -36,4 +37,5 @@ export const ALL_TOOLS: readonly ToolDef[] = [
   ocApiOps,
   ocApi,
   ocAudit,
+  ocInstances,
 ] as unknown as readonly ToolDef[];

@@ -15,7 +15,12 @@ import {
 } from "../common.js";
 import { approvalHandler } from "../elicit.js";
 import { startOnce } from "../request-replay.js";
-import { defineTool } from "../tool.js";
+import type { Conductor } from "../../core/conductor.js";
+import { UsageError } from "../../core/errors.js";
+import { guardRules } from "../../core/guard-rails.js";
+import { permissionRules, type Permissions } from "../../core/permissions.js";
+import type { InstanceLease } from "../connection.js";
+import { defineTool, type ToolContext } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 
 export const ruleField = z.object({
@@ -23,6 +28,40 @@ export const ruleField = z.object({
   pattern: z.string().describe("e.g. git push*"),
   action: z.enum(["allow", "deny", "ask"]),
 });
+
+const input = {
+  task: z.string().min(1).describe("What to do (with command: its arguments)"),
+  directory: directoryField,
+  session_id: z.string().optional().describe("Continue this session"),
+  fork: z.boolean().optional().describe("Continue a copy of session_id"),
+  title: z.string().optional(),
+  model: z.string().optional().describe("provider/model[#variant] or a name (oc_models)"),
+  fallback_models: z.array(z.string()).optional().describe("Switch to these, in order, if the model keeps failing"),
+  agent: z.string().optional().describe("e.g. build, plan"),
+  agents: z.array(z.string()).optional().describe("Sub-agents it may use"),
+  files: z.array(z.string()).optional().describe("Paths to attach"),
+  command: z.string().optional().describe("Slash command to run (no /)"),
+  permissions: z
+    .enum(["auto", "readonly", "agent"])
+    .optional()
+    .describe("auto: all allowed; readonly: no edits/shell; agent (default): agent's rules, asks block"),
+  rules: z.array(ruleField).optional().describe("Instead of a preset; last match wins"),
+  wait: z.boolean().optional().describe("false: return at once"),
+  timeout_s: timeoutField,
+  detail: detailField,
+  interrupt_on_cancel: interruptOnCancelField,
+  approvals: approvalsField,
+  checks: z.array(z.string()).optional().describe("Commands that must exit 0 after the turn (in directory); failures go back to the agent"),
+  max_rounds: z.number().int().min(1).max(10).optional().describe(`Check runs at most (default ${DEFAULT_MAX_ROUNDS})`),
+  check_timeout_s: z.number().positive().max(3600).optional().describe(`Per check (default ${DEFAULT_CHECK_TIMEOUT_MS / 1000})`),
+  max_tokens: maxTokensField,
+  max_cost_usd: maxCostField,
+  request_id: requestIdField,
+  isolation: z.enum(["shared", "instance"]).optional().describe("instance: a private guarded opencode for the directory"),
+  guard: z.boolean().optional().describe("Unattended guard rails on the shared server"),
+};
+
+type Args = z.output<z.ZodObject<typeof input>>;
 
 export const ocDelegate = defineTool({
   name: "oc_delegate",
@@ -32,38 +71,27 @@ export const ocDelegate = defineTool({
     '"running": call oc_wait with session_id. "blocked": answer with oc_answer, then oc_wait.',
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-  input: {
-    task: z.string().min(1).describe("What to do (with command: its arguments)"),
-    directory: directoryField,
-    session_id: z.string().optional().describe("Continue this session"),
-    fork: z.boolean().optional().describe("Continue a copy of session_id"),
-    title: z.string().optional(),
-    model: z.string().optional().describe("provider/model[#variant] or a name (oc_models)"),
-    fallback_models: z.array(z.string()).optional().describe("Switch to these, in order, if the model keeps failing"),
-    agent: z.string().optional().describe("e.g. build, plan"),
-    agents: z.array(z.string()).optional().describe("Sub-agents it may use"),
-    files: z.array(z.string()).optional().describe("Paths to attach"),
-    command: z.string().optional().describe("Slash command to run (no /)"),
-    permissions: z
-      .enum(["auto", "readonly", "agent"])
-      .optional()
-      .describe("auto: all allowed; readonly: no edits/shell; agent (default): agent's rules, asks block"),
-    rules: z.array(ruleField).optional().describe("Instead of a preset; last match wins"),
-    wait: z.boolean().optional().describe("false: return at once"),
-    timeout_s: timeoutField,
-    detail: detailField,
-    interrupt_on_cancel: interruptOnCancelField,
-    approvals: approvalsField,
-    checks: z.array(z.string()).optional().describe("Commands that must exit 0 after the turn (in directory); failures go back to the agent"),
-    max_rounds: z.number().int().min(1).max(10).optional().describe(`Check runs at most (default ${DEFAULT_MAX_ROUNDS})`),
-    check_timeout_s: z.number().positive().max(3600).optional().describe(`Per check (default ${DEFAULT_CHECK_TIMEOUT_MS / 1000})`),
-    max_tokens: maxTokensField,
-    max_cost_usd: maxCostField,
-    request_id: requestIdField,
-  },
+  input,
   output: turnOutput,
   async run(args, ctx) {
-    const conductor = await ctx.conductor();
+    const lease = args.isolation === "instance" ? await leaseInstance(ctx, args.directory) : undefined;
+    try {
+      return await delegateOn(lease?.conductor ?? (await ctx.conductor(args.session_id)), lease, args, ctx);
+    } finally {
+      lease?.release();
+    }
+  },
+});
+
+async function leaseInstance(ctx: ToolContext, directory: string | undefined): Promise<InstanceLease> {
+  if (!ctx.instance) throw new UsageError('isolation "instance" is not available in this server.');
+  const dir = directory ?? ctx.config.directory;
+  if (!dir) throw new UsageError('isolation "instance" needs `directory`: the project the private server works in.');
+  return ctx.instance(dir);
+}
+
+async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined, args: Args, ctx: ToolContext) {
+  {
     const onBlocked = approvalHandler(ctx, conductor, args.approvals);
     const wait = { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress: progressTo(ctx), onBlocked };
     const replay = async (sessionId: string) => {
@@ -74,7 +102,7 @@ export const ocDelegate = defineTool({
     const start = async (onSession?: (id: string, index: number) => Promise<void>) => {
       const result = await conductor.delegate({
         task: args.task,
-        directory: args.directory,
+        directory: lease?.directory ?? args.directory,
         sessionId: args.session_id,
         fork: args.fork,
         title: args.title,
@@ -84,7 +112,7 @@ export const ocDelegate = defineTool({
         agents: args.agents,
         files: args.files,
         command: args.command,
-        permissions: args.rules ?? args.permissions,
+        permissions: guardedPermissions(lease, args),
         wait: args.wait,
         ...wait,
         checks: args.checks,
@@ -95,9 +123,18 @@ export const ocDelegate = defineTool({
         onSession: onSession && ((id) => onSession(id, 0)),
       });
       await afterCancel(ctx, conductor, [result.sessionId], args.interrupt_on_cancel);
-      const data = turnData(result);
-      return { text: turnText(data), data };
+      const attach = lease ? await lease.record({ id: result.sessionId, title: args.title ?? args.task.split("\n")[0]!.slice(0, 60), model: result.model ?? "" }) : undefined;
+      const data = { ...turnData(result), ...(attach ? { isolation: "instance", attach } : {}) };
+      return { text: `${turnText(data)}${attach ? `\nWatch it live: ${attach}` : ""}`, data };
     };
     return startOnce(ctx, "oc_delegate", args.request_id, 1, start, (record) => replay(record.sessionIds[0]!));
-  },
-});
+  }
+}
+
+/** Instances always run under the guard rails (the caller's rules may restrict further); `guard` opts in on the shared server. */
+function guardedPermissions(lease: InstanceLease | undefined, args: Args): Permissions | undefined {
+  const own = args.rules ?? args.permissions;
+  if (!lease && !args.guard) return own;
+  const userRules = permissionRules(own);
+  return lease ? lease.rules(userRules) : guardRules(userRules ? { userRules } : {});
+}

@@ -12,7 +12,7 @@ export const ocInterrupt = defineTool({
   input: { session_id: sessionIdField },
   output: { was_running: z.boolean(), ...turnOutput },
   async run(args, ctx) {
-    const r = await (await ctx.conductor()).interrupt(args.session_id);
+    const r = await (await ctx.conductor(args.session_id)).interrupt(args.session_id);
     const data = { was_running: r.wasRunning, ...turnData(r) };
     return { text: `${r.wasRunning ? "Interrupted." : "Nothing was running."}\n${turnText(data)}`, data };
   },

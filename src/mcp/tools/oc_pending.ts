@@ -13,7 +13,7 @@ export const ocPending = defineTool({
     requests: z.array(z.looseObject({ id: z.string(), session_id: z.string(), answer_with: z.string() })),
   },
   async run(args, ctx) {
-    const pending = await (await ctx.conductor()).pending({ sessionId: args.session_id });
+    const pending = await (await ctx.conductor(args.session_id)).pending({ sessionId: args.session_id });
     const requests = pending.map((r) =>
       r.kind === "permission"
         ? { kind: r.kind, id: r.id, session_id: r.sessionId, what: r.permission, patterns: r.patterns, answer_with: answerCall(r) }

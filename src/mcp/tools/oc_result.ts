@@ -16,7 +16,7 @@ export const ocResult = defineTool({
     ...turnOutput,
   },
   async run(args, ctx) {
-    const r = await (await ctx.conductor()).result(args.session_id, { detail: args.detail });
+    const r = await (await ctx.conductor(args.session_id)).result(args.session_id, { detail: args.detail });
     const data = { state: r.state, ...(r.retry ? { retry: { attempt: r.retry.attempt, message: r.retry.message, next_at: r.retry.nextAt } } : {}), ...turnData(r.last) };
     const retry = r.retry ? ` (model retry ${r.retry.attempt}: ${r.retry.message})` : "";
     return { text: `Session is ${r.state}${retry}.\n${turnText(data)}`, data };

@@ -25,7 +25,7 @@ export const ocSend = defineTool({
   },
   output: { delivery: z.enum(["queue", "steer"]), ...turnOutput },
   async run(args, ctx) {
-    const conductor = await ctx.conductor();
+    const conductor = await ctx.conductor(args.session_id);
     const r = await conductor.send(args.session_id, args.message, {
       delivery: args.delivery,
       wait: args.wait,

@@ -88,7 +88,7 @@ export const ocSession = defineTool({
   },
   output: { session_id: z.string(), action: z.string(), result: z.unknown() },
   async run(args, ctx) {
-    const conductor = await ctx.conductor();
+    const conductor = await ctx.conductor(args.session_id);
     const result = await ACTION_HANDLERS[args.action](conductor, args);
     const json = JSON.stringify(result, null, 1);
     const shown = json.length > MAX_TEXT ? `${json.slice(0, MAX_TEXT)}\n… (truncated in text; the structured result has everything${args.action === "messages" ? ", or page with limit/before" : ""})` : json;

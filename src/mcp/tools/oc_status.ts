@@ -18,6 +18,7 @@ export const ocStatus = defineTool({
   },
   async run(args, ctx) {
     const s = await serverStatus(await ctx.conductor(), { directory: args.directory });
+    const connection = ctx.connection?.();
     const data = {
       url: s.url,
       version: s.version,
@@ -26,9 +27,10 @@ export const ocStatus = defineTool({
       counts: s.counts,
       read_only: ctx.config.readOnly,
       toolsets: ctx.config.toolsets,
+      ...(connection ? { connection: { mode: connection.mode, steps: connection.steps } } : {}),
     };
     const c = s.counts;
-    const text = `opencode ${s.version} at ${s.url}: ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}`;
+    const text = `opencode ${s.version} at ${s.url}: ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}${connection ? `\nConnection (${connection.mode}): ${connection.steps.map((x) => `${x.step}: ${x.result}`).join("; ")}` : ""}`;
     return { text, data };
   },
 });

@@ -20,7 +20,7 @@ export const ocWait = defineTool({
   },
   output: turnOutput,
   async run(args, ctx) {
-    const conductor = await ctx.conductor();
+    const conductor = await ctx.conductor(args.session_id);
     const summary = await conductor.wait(args.session_id, {
       timeoutMs: timeoutMs(args.timeout_s),
       detail: args.detail,
