@@ -82,6 +82,23 @@ export function createConnection(config: Config): Connection {
     });
     mode = "auto-started";
     steps.push({ step: "auto-start", result: `started opencode serve at ${started.url} (pid ${started.pid})` });
+    // In the registry, so that if this process is SIGKILLed the next start stops the server (cleanStale).
+    const server = started;
+    await instances()
+      .registry.add({
+        runtime: "opencode serve",
+        sandbox: "none",
+        port: server.port,
+        pid: server.pid,
+        conductorPid: process.pid,
+        directory: config.directory ?? process.cwd(),
+        startedAt: new Date().toISOString(),
+        password: server.password,
+        url: server.url,
+        sessions: [],
+      })
+      .catch(() => undefined);
+    void server.exited.then(() => instances().registry.remove(server.pid).catch(() => undefined));
     return new Conductor({ url: started.url, password: started.password, directory: config.directory, ...settings });
   }
 
