@@ -1,58 +1,50 @@
 // The typed client against a real opencode (no model needed): health, sessions, errors, events.
 import { inspect } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AuthError, ConnectionError, connect, NotFoundError, type OpencodeClient, type OpencodeEvent } from "../../src/client/index.js";
-import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
+import { describe, expect, it } from "vitest";
+import { useClient } from "../support/conductor.js";
+import { AuthError, ConnectionError, connect, NotFoundError, type OpencodeEvent } from "../../src/client/index.js";
+import { makeProjectDir, startOpencode } from "../support/opencode.js";
 
-let server: TestOpencode;
-let client: OpencodeClient;
-
-beforeAll(async () => {
-  server = await startOpencode();
-  client = connect({ url: server.url, password: server.password, directory: server.directory });
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const h = useClient();
 
 describe("client against real opencode", () => {
   it("reads health", async () => {
-    expect(await client.call("global.health")).toEqual({ healthy: true, version: "1.18.33" });
+    expect(await h.client.call("global.health")).toEqual({ healthy: true, version: "1.18.33" });
   });
 
   it("creates, lists and gets sessions in the client's directory", async () => {
-    const created = await client.call("session.create", { body: { title: "client test" } });
+    const created = await h.client.call("session.create", { body: { title: "client test" } });
     expect(created.id).toMatch(/^ses_/);
-    expect(created.directory).toBe(server.directory);
-    const listed = await client.call("session.list", { query: { limit: 20 } });
+    expect(created.directory).toBe(h.server.directory);
+    const listed = await h.client.call("session.list", { query: { limit: 20 } });
     expect(listed.map((s) => s.id)).toContain(created.id);
-    const got = await client.call("session.get", { path: { sessionID: created.id } });
+    const got = await h.client.call("session.get", { path: { sessionID: created.id } });
     expect(got.title).toBe("client test");
   });
 
   it("sends directory to another project", async () => {
-    const other = await makeProjectDir(server, "other");
-    const session = await client.call("session.create", { body: { title: "elsewhere" } }, { directory: other });
+    const other = await makeProjectDir(h.server, "other");
+    const session = await h.client.call("session.create", { body: { title: "elsewhere" } }, { directory: other });
     expect(session.directory).toBe(other);
-    const inOther = await client.withDirectory(other).call("session.list");
+    const inOther = await h.client.withDirectory(other).call("session.list");
     expect(inOther.map((s) => s.id)).toEqual([session.id]);
   });
 
   it("gives NotFoundError for a missing session", async () => {
-    const error = await client.call("session.get", { path: { sessionID: "ses_0000000000000000000000000" } }).catch((e) => e);
+    const error = await h.client.call("session.get", { path: { sessionID: "ses_0000000000000000000000000" } }).catch((e) => e);
     expect(error).toBeInstanceOf(NotFoundError);
     expect(error.status).toBe(404);
     expect(error.message).toContain("Session not found");
   });
 
   it("gives AuthError for a wrong password, without the password in it", async () => {
-    const wrong = "wrong-" + server.password;
-    const error = await connect({ url: server.url, password: wrong }).call("session.list").catch((e) => e);
+    const wrong = "wrong-" + h.server.password;
+    const error = await connect({ url: h.server.url, password: wrong }).call("session.list").catch((e) => e);
     expect(error).toBeInstanceOf(AuthError);
     expect(error.status).toBe(401);
     for (const text of [error.message, String(error), inspect(error), JSON.stringify(error)]) {
       expect(text).not.toContain(wrong);
-      expect(text).not.toContain(server.password);
+      expect(text).not.toContain(h.server.password);
     }
   });
 
@@ -64,9 +56,9 @@ describe("client against real opencode", () => {
     const seen: OpencodeEvent["type"][] = [];
     const created = new Set<string>();
     let timer: NodeJS.Timeout | undefined;
-    const create = async () => created.add((await client.call("session.create", { body: { title: "events" } })).id);
+    const create = async () => created.add((await h.client.call("session.create", { body: { title: "events" } })).id);
     try {
-      for await (const event of client.events({ signal: controller.signal })) {
+      for await (const event of h.client.events({ signal: controller.signal })) {
         if (event.type === "conductor.reconnected") continue;
         seen.push(event.type);
         if (event.type === "server.connected" && !timer) {
@@ -75,7 +67,7 @@ describe("client against real opencode", () => {
           timer = setInterval(() => (tries++ < 10 ? void create() : controller.abort()), 3_000);
         }
         if (event.type === "session.created" && created.has(event.properties.info.id)) {
-          expect(event.directory).toBe(server.directory);
+          expect(event.directory).toBe(h.server.directory);
           controller.abort();
         }
       }

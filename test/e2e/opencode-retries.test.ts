@@ -1,22 +1,12 @@
 // opencode's provider-error handling through our client (notes §6): a 429 is retried 5 times,
 // honouring `retry-after-ms`, then fails with APIError; a 400 fails at once.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, type OpencodeClient } from "../../src/client/index.js";
+import { describe, expect, it } from "vitest";
+import { useClient } from "../support/conductor.js";
 import type { OpencodeEvent, Schemas } from "../../src/client/types.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { httpError, times } from "../support/scripted-model.js";
 import { createSession, lastAssistant, promptAndWait } from "../support/turns.js";
 
-let server: TestOpencode;
-let client: OpencodeClient;
-
-beforeAll(async () => {
-  server = await startOpencode();
-  client = connect({ url: server.url, password: server.password, directory: server.directory });
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const h = useClient();
 
 /** `session.status` retry attempts in the order they arrived (repeats collapsed). */
 function retryAttempts(events: OpencodeEvent[]): number[] {
@@ -35,10 +25,10 @@ function apiError(info: Schemas["AssistantMessage"]) {
 
 describe("opencode retries through the client", () => {
   it("retries a 429 with retry-after-ms five times, then fails with APIError", async () => {
-    const session = await createSession(client, "429");
-    server.model.forSession(session.id).queue(times(6, httpError(429, { retryAfterMs: 200 })));
+    const session = await createSession(h.client, "429");
+    h.server.model.forSession(session.id).queue(times(6, httpError(429, { retryAfterMs: 200 })));
 
-    const turn = await promptAndWait(client, session.id, "hello", { timeoutMs: 60_000 });
+    const turn = await promptAndWait(h.client, session.id, "hello", { timeoutMs: 60_000 });
 
     expect(retryAttempts(turn.events)).toEqual([1, 2, 3, 4, 5]);
     const retry = turn.events.find((e) => e.type === "session.status" && e.properties.status.type === "retry");
@@ -48,22 +38,22 @@ describe("opencode retries through the client", () => {
 
     const info = lastAssistant(turn.messages)!.info as Schemas["AssistantMessage"];
     expect(apiError(info)).toMatchObject({ statusCode: 429, isRetryable: true, message: "Rate limit exceeded" });
-    expect(server.model.requestsFor(session.id)).toHaveLength(6);
+    expect(h.server.model.requestsFor(session.id)).toHaveLength(6);
     // retry-after-ms was honoured: the six requests are ~200 ms apart, not the 2 s+ exponential default.
-    const at = server.model.requestsFor(session.id).map((r) => r.at);
+    const at = h.server.model.requestsFor(session.id).map((r) => r.at);
     expect(at.at(-1)! - at[0]!).toBeLessThan(5 * 2_000);
   });
 
   it("fails a 400 at once: one model request, no retry", async () => {
-    const session = await createSession(client, "400");
-    server.model.forSession(session.id).queue(httpError(400));
+    const session = await createSession(h.client, "400");
+    h.server.model.forSession(session.id).queue(httpError(400));
 
-    const turn = await promptAndWait(client, session.id, "hello", { timeoutMs: 60_000 });
+    const turn = await promptAndWait(h.client, session.id, "hello", { timeoutMs: 60_000 });
 
     expect(retryAttempts(turn.events)).toEqual([]);
     expect(turn.events.map((e) => e.type)).toContain("session.error");
     const info = lastAssistant(turn.messages)!.info as Schemas["AssistantMessage"];
     expect(apiError(info)).toMatchObject({ statusCode: 400, isRetryable: false });
-    expect(server.model.requestsFor(session.id)).toHaveLength(1);
+    expect(h.server.model.requestsFor(session.id)).toHaveLength(1);
   });
 });

@@ -1,7 +1,8 @@
-// A real opencode (scripted model) and a Conductor on it, shared by the tests of one file.
+// A real opencode (scripted model) with a Conductor or a typed client on it, shared by the tests of one file.
 import { writeFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
+import { connect, type OpencodeClient } from "../../src/client/index.js";
 import { Conductor } from "../../src/core/conductor.js";
 import { startOpencode, type StartOpencodeOptions, type TestOpencode } from "./opencode.js";
 
@@ -37,4 +38,22 @@ export async function dumpMessages(h: ConductorHarness, name: string, sessionId:
 /** The user messages the model saw in its last request for this session. */
 export function userTexts(oc: TestOpencode, sessionId: string): string[] {
   return (oc.model.requestsFor(sessionId).at(-1)?.body.messages ?? []).filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
+}
+
+export interface ClientHarness {
+  server: TestOpencode;
+  client: OpencodeClient;
+}
+
+/** A real opencode and a typed client on its project, for the tests of one file. */
+export function useClient(options: StartOpencodeOptions = {}): ClientHarness {
+  const h = {} as ClientHarness;
+  beforeAll(async () => {
+    h.server = await startOpencode(options);
+    h.client = connect({ url: h.server.url, password: h.server.password, directory: h.server.directory });
+  });
+  afterAll(async () => {
+    await h.server?.stop();
+  });
+  return h;
 }
