@@ -3,7 +3,8 @@
 // machine, else a `opencode serve` started here (stopped when this process exits). Private
 // instances (`isolation: "instance"`) are separate servers; a session id is routed to the server
 // that holds it.
-import { discoverConnection } from "../client/discover.js";
+import { discoverConnection, findRunningServers } from "../client/discover.js";
+import { NotFoundError } from "../client/errors.js";
 import { spawnOpencode, resolveOpencodeBinary, type SpawnedOpencode } from "../client/spawn.js";
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
@@ -28,8 +29,14 @@ export interface ConnectionStep {
 }
 
 export interface Connection {
-  /** The main server's conductor, or the instance's when `sessionId` lives on a private instance. */
+  /**
+   * The main server's conductor; with `sessionId`, the conductor of the server that holds it: a
+   * private instance, the main server, or another opencode running on this machine (e.g. a TUI)
+   * that accepts our password.
+   */
   conductor(sessionId?: string): Promise<Conductor>;
+  /** Conductors of the other opencode servers found running on this machine that accept our password. */
+  otherServers(): Promise<Conductor[]>;
   /** A private instance for `directory` (started or reused). */
   instance(directory: string): Promise<InstanceLease>;
   /** Secrets learned at run time (passwords of servers started here). */
@@ -47,6 +54,7 @@ export function createConnection(config: Config): Connection {
   let steps: ConnectionStep[] = [];
   let manager: InstanceManager | undefined;
   const byPid = new Map<number, Conductor>();
+  const byUrl = new Map<string, Conductor>();
   const sessionHome = new Map<string, Conductor>();
 
   const settings: CoreSettings = {
@@ -134,14 +142,41 @@ export function createConnection(config: Config): Connection {
     return c;
   }
 
+  async function otherServers(): Promise<Conductor[]> {
+    const primary = await mainConductor();
+    const ownPids = (await instances().registry.read().catch(() => [])).map((row) => row.pid);
+    const found = await findRunningServers({ password: config.opencodePassword, username: config.opencodeUsername, excludePids: ownPids });
+    return found
+      .filter((s) => s.healthy && s.url !== primary.client.url)
+      .map((s) => {
+        let c = byUrl.get(s.url);
+        if (!c) byUrl.set(s.url, (c = new Conductor({ url: s.url, password: config.opencodePassword, username: config.opencodeUsername, ...settings })));
+        return c;
+      });
+  }
+
+  const holds = (c: Conductor, sessionId: string) =>
+    c.client.call("session.get", { path: { sessionID: sessionId } }, { timeoutMs: 5_000 }).then(
+      () => true,
+      (error: unknown) => (error instanceof NotFoundError ? false : Promise.reject(error)),
+    );
+
   return {
     async conductor(sessionId) {
-      if (sessionId) {
-        const home = await instanceOf(sessionId);
-        if (home) return home;
+      const primary = await mainConductor();
+      if (!sessionId) return primary;
+      const home = (await instanceOf(sessionId)) ?? ((await holds(primary, sessionId).catch(() => true)) ? primary : undefined);
+      if (home) return home;
+      // Not ours: maybe a session of another opencode on this machine (a TUI window, a serve).
+      for (const other of await otherServers().catch(() => [])) {
+        if (await holds(other, sessionId).catch(() => false)) {
+          sessionHome.set(sessionId, other);
+          return other;
+        }
       }
-      return mainConductor();
+      return primary; // the call will say the session was not found
     },
+    otherServers,
     async instance(directory) {
       const m = instances();
       const inst = await m.acquire(directory);
@@ -169,7 +204,7 @@ export function createConnection(config: Config): Connection {
       // An auto-start still under way would otherwise leave its server to the exit-time SIGKILL.
       await pending?.catch(() => undefined);
       main?.close();
-      for (const c of byPid.values()) c.close();
+      for (const c of [...byPid.values(), ...byUrl.values()]) c.close();
       await Promise.all([started?.stop(), manager?.stopAll()]);
     },
   };

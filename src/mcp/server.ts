@@ -23,7 +23,7 @@ export interface ServerOptions {
   /** Connects to opencode on first use; with a session id, the server holding that session. */
   conductor(sessionId?: string): Promise<Conductor>;
   /** Private instances and how the connection was found (the CLI passes its Connection). */
-  connection?: Pick<Connection, "instance" | "describe">;
+  connection?: Pick<Connection, "instance" | "describe" | "otherServers">;
   /** Values that must never appear in an answer. */
   secrets?: () => string[];
   /** Default: the file of OPENCODE_CONDUCTOR_AUDIT (or none when `off`). */
@@ -58,6 +58,7 @@ export function createServer(options: ServerOptions): McpServer {
       conductor: options.conductor,
       instance: options.connection?.instance,
       connection: options.connection?.describe,
+      otherServers: options.connection?.otherServers,
       secrets,
       audit,
       requests,

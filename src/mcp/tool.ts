@@ -23,6 +23,8 @@ export interface ToolContext {
   instance?(directory: string): Promise<InstanceLease>;
   /** How the connection to opencode was found (for oc_status). */
   connection?(): ReturnType<Connection["describe"]>;
+  /** Other opencode servers running on this machine that accept our password. */
+  otherServers?(): Promise<Conductor[]>;
   config: Config;
   /** Aborted when the client cancels the call. */
   signal: AbortSignal;
@@ -72,6 +74,7 @@ export interface RegisterOptions {
   conductor(sessionId?: string): Promise<Conductor>;
   instance?(directory: string): Promise<InstanceLease>;
   connection?(): ReturnType<Connection["describe"]>;
+  otherServers?(): Promise<Conductor[]>;
   /** Values that must never appear in an answer (passwords, tokens). */
   secrets: () => string[];
   /** Where calls that change something are recorded. */
@@ -116,6 +119,7 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
     conductor: options.conductor,
     instance: options.instance,
     connection: options.connection,
+    otherServers: options.otherServers,
     config: options.config,
     signal: extra.signal,
     requests: options.requests,

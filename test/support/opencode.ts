@@ -20,6 +20,8 @@ export interface StartOpencodeOptions {
   config?: Record<string, unknown>;
   /** Extra environment for the server, over the minimal one. */
   env?: Record<string, string>;
+  /** Server password; default: a random one. */
+  password?: string;
 }
 
 export interface TestOpencode {
@@ -114,6 +116,7 @@ export async function startOpencode(options: StartOpencodeOptions = {}): Promise
 
     server = await spawnOpencode({
       cwd: directory,
+      ...(options.password ? { password: options.password } : {}),
       env: {
         ...env,
         // A closed port: opencode's background plugin install must not reach a registry.

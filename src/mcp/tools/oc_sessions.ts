@@ -14,14 +14,20 @@ export const ocSessions = defineTool({
     search: z.string().optional(),
     parent_id: z.string().optional(),
     limit: z.number().int().min(1).max(500).optional(),
+    all_servers: z.boolean().optional().describe("Also other opencode servers on this machine (e.g. a TUI)"),
   },
   output: {
     sessions: z.array(z.looseObject({ id: z.string(), title: z.string() })),
   },
   async run(args, ctx) {
-    const rows = await listSessions(await ctx.conductor(), { directory: args.directory, search: args.search, parentId: args.parent_id, limit: args.limit });
-    const sessions = rows.map(({ parentId, ...r }) => ({ ...r, ...(parentId ? { parent_id: parentId } : {}) }));
-    const text = sessions.length === 0 ? "No sessions." : sessions.map((s) => `${s.id}  ${s.updated}  ${s.title}  (${s.directory})`).join("\n");
+    const options = { directory: args.directory, search: args.search, parentId: args.parent_id, limit: args.limit };
+    const servers = [await ctx.conductor(), ...(args.all_servers ? ((await ctx.otherServers?.()) ?? []) : [])];
+    const lists = await Promise.all(
+      // A server that went away since the scan must not hide the others; the main one's errors show.
+      servers.map(async (c, i) => (await (i === 0 ? listSessions(c, options) : listSessions(c, options).catch(() => []))).map((row) => ({ ...row, server: c.client.url }))),
+    );
+    const sessions = lists.flat().map(({ parentId, ...r }) => ({ ...r, ...(parentId ? { parent_id: parentId } : {}) }));
+    const text = sessions.length === 0 ? "No sessions." : sessions.map((s) => `${s.id}  ${s.updated}  ${s.title}  (${s.directory}${args.all_servers ? ` on ${s.server}` : ""})`).join("\n");
     return { text, data: { sessions } };
   },
 });
