@@ -21,8 +21,8 @@ export interface CheckRun {
   output?: string;
 }
 
-export async function runCheck(command: string, cwd: string, round: number, timeoutMs = DEFAULT_CHECK_TIMEOUT_MS): Promise<CheckRun> {
-  const env = { ...process.env };
+export async function runCheck(command: string, cwd: string, round: number, timeoutMs = DEFAULT_CHECK_TIMEOUT_MS, baseEnv: NodeJS.ProcessEnv = process.env): Promise<CheckRun> {
+  const env = { ...baseEnv };
   for (const name of SECRET_ENV) delete env[name];
   return new Promise((resolve) => {
     let out = "";
@@ -49,9 +49,9 @@ export async function runCheck(command: string, cwd: string, round: number, time
 }
 
 /** Runs the checks one after another (they may share files, e.g. a build then its tests). */
-export async function runChecks(commands: string[], cwd: string, round: number, timeoutMs?: number): Promise<CheckRun[]> {
+export async function runChecks(commands: string[], cwd: string, round: number, timeoutMs?: number, env?: NodeJS.ProcessEnv): Promise<CheckRun[]> {
   const runs: CheckRun[] = [];
-  for (const command of commands) runs.push(await runCheck(command, cwd, round, timeoutMs));
+  for (const command of commands) runs.push(await runCheck(command, cwd, round, timeoutMs, env));
   return runs;
 }
 

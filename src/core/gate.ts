@@ -14,6 +14,8 @@ export interface GateOptions {
   cwd: string;
   /** Stop before another fix turn (e.g. the budget is spent). */
   stop?: () => boolean;
+  /** Environment of the checks (e.g. the guard rails' stripped one for unattended work). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function gate(first: TurnSummary, o: GateOptions, fix: (message: string) => Promise<TurnSummary>): Promise<TurnSummary & { checks: CheckRun[] }> {
@@ -22,7 +24,7 @@ export async function gate(first: TurnSummary, o: GateOptions, fix: (message: st
   let summary = first;
   for (let round = 1; ; round++) {
     if (summary.status !== "done") return { ...summary, checks: runs };
-    const results = await runChecks(o.checks, o.cwd, round, o.checkTimeoutMs);
+    const results = await runChecks(o.checks, o.cwd, round, o.checkTimeoutMs, o.env);
     runs.push(...results);
     const failed = results.filter((r) => !r.passed);
     if (failed.length === 0) return { ...summary, checks: runs };

@@ -15,6 +15,8 @@ export interface GovernOptions extends BudgetCaps {
   maxRounds?: number;
   /** Per check (default 300 s). */
   checkTimeoutMs?: number;
+  /** Environment of the checks; default this process's, minus the conductor's secrets. */
+  checkEnv?: NodeJS.ProcessEnv;
   /** A budget shared with other tasks (a parallel batch), used instead of maxTokens/maxCostUsd. */
   budget?: Budget;
 }
@@ -37,7 +39,7 @@ export async function governed(ctx: CoreContext, sessionId: string, o: GovernOpt
       const cwd = ctx.client.directory ?? (await ctx.client.call("session.get", { path: { sessionID: sessionId } })).directory;
       const stop = () => budget?.exceeded === true || o.signal?.aborted === true;
       const left = () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now()));
-      summary = await gate(summary, { checks: o.checks, maxRounds: o.maxRounds, checkTimeoutMs: o.checkTimeoutMs, cwd, stop }, (message) =>
+      summary = await gate(summary, { checks: o.checks, maxRounds: o.maxRounds, checkTimeoutMs: o.checkTimeoutMs, cwd, stop, env: o.checkEnv }, (message) =>
         turn(message, { ...o, fresh: false, wait: true, timeoutMs: left() }),
       );
     }

@@ -17,7 +17,7 @@ import { approvalHandler } from "../elicit.js";
 import { startOnce } from "../request-replay.js";
 import type { Conductor } from "../../core/conductor.js";
 import { UsageError } from "../../core/errors.js";
-import { guardRules } from "../../core/guard-rails.js";
+import { guardedEnv, guardRules } from "../../core/guard-rails.js";
 import { permissionRules, type Permissions } from "../../core/permissions.js";
 import type { InstanceLease } from "../connection.js";
 import { defineTool, type ToolContext } from "../tool.js";
@@ -118,6 +118,8 @@ async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined
         checks: args.checks,
         maxRounds: args.max_rounds,
         checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
+        // Checks of unattended work run without git credentials or tokens, like the agent.
+        ...(lease || args.guard ? { checkEnv: guardedEnv(process.env) } : {}),
         maxTokens: args.max_tokens,
         maxCostUsd: args.max_cost_usd,
         onSession: onSession && ((id) => onSession(id, 0)),

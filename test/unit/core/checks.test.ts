@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { failureMessage, runCheck } from "../../../src/core/checks.js";
 import { gate } from "../../../src/core/gate.js";
+import { guardedEnv } from "../../../src/core/guard-rails.js";
 import type { TurnSummary } from "../../../src/core/summary.js";
 
 const dir = mkdtempSync(join(tmpdir(), "occ-checks-"));
@@ -92,5 +93,14 @@ describe("gate", () => {
     const stopped = await gate(turn("x"), { checks: ["exit 1"], cwd: dir, stop: () => true }, async () => turn("never"));
     expect(stopped.status).toBe("checks_failed");
     expect(stopped.checks).toHaveLength(1);
+  });
+});
+
+describe("checks of unattended work", () => {
+  it("run with the guard rails' environment: no tokens, no git credentials", async () => {
+    const env = guardedEnv({ ...process.env, GH_TOKEN: "ghp_secret_token", GITHUB_TOKEN: "gh_other" });
+    const run = await runCheck('echo "gh=${GH_TOKEN:-none} github=${GITHUB_TOKEN:-none} prompt=$GIT_TERMINAL_PROMPT"; exit 1', process.cwd(), 1, 10_000, env);
+    expect(run.passed).toBe(false);
+    expect(run.output).toContain("gh=none github=none prompt=0");
   });
 });
