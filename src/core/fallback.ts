@@ -149,6 +149,11 @@ class Watchdog {
   exhausted = false;
   active = true;
   private current: TurnWatch;
+
+  /** The watch of the attempt in progress (or just ended, while the next one is being sent). */
+  get attempt(): TurnWatch {
+    return this.current;
+  }
   private model: ModelRef | undefined;
   private readonly queue: ModelRef[];
   private readonly attempts = new WeakSet<TurnWatch>();
@@ -371,6 +376,16 @@ function within<T>(promise: Promise<T>, signal: AbortSignal | undefined, ms: num
 }
 
 /** Adds the session's model switches to a summary of the watched task's turn. */
+/**
+ * The attempt a watchdog of this session is on while it still switches models: its watch may have
+ * ended a moment ago with the next attempt not yet sent, and a waiter must follow it, not read the
+ * session as idle.
+ */
+export function switchingAttempt(ctx: CoreContext, sessionId: string): TurnWatch | undefined {
+  const dog = watchdogsOf(ctx).get(sessionId);
+  return dog?.active ? dog.attempt : undefined;
+}
+
 export function withFallbacks(ctx: CoreContext, summary: TurnSummary, messages: SessionMessage[]): TurnSummary {
   const dog = watchdogsOf(ctx).get(summary.sessionId);
   if (!dog || (dog.records.length === 0 && !dog.exhausted)) return summary;

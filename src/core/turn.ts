@@ -6,7 +6,7 @@ import { listPending } from "./approvals.js";
 import type { BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "./context.js";
 import type { EventSource } from "./event-hub.js";
-import { waitTurn, withFallbacks } from "./fallback.js";
+import { switchingAttempt, waitTurn, withFallbacks } from "./fallback.js";
 import { summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
 import { newestMessageId, readLastTurn } from "./turn-messages.js";
 import { TurnWatch, type TurnProgress, type WaitOutcome } from "./turn-watch.js";
@@ -76,7 +76,7 @@ export async function runTurn(ctx: CoreContext, sessionId: string, send: (watch:
 
 /** Waits for whatever the session is doing now (or returns its last turn if it is idle). */
 export async function waitForSession(ctx: CoreContext, sessionId: string, options: WaitOptions = {}): Promise<TurnSummary> {
-  const running = runningWatch(ctx, sessionId);
+  const running = runningWatch(ctx, sessionId) ?? switchingAttempt(ctx, sessionId);
   if (running) {
     running.onProgress = options.onProgress;
     try {
