@@ -9,6 +9,8 @@ Usage:
   opencode-conductor                      MCP server on stdio (what MCP clients launch)
   opencode-conductor --http [--port N] [--host 127.0.0.1]
                                           MCP server over Streamable HTTP at http://HOST:PORT/mcp
+  opencode-conductor audit [--session ID] [--tool NAME] [--since TIME] [--limit N] [--json]
+                                          print the audit trail
   opencode-conductor --help | --version
 
 Environment:
@@ -28,6 +30,17 @@ Environment:
   OPENCODE_CONDUCTOR_HTTP_TOKEN           bearer token for --http (required off loopback)`;
 
 async function main(): Promise<number> {
+  if (process.argv[2] === "audit") {
+    const [{ ConfigError, loadConfig }, { auditCommand }] = await Promise.all([import("./config.js"), import("./audit-cli.js")]);
+    try {
+      return await auditCommand(process.argv.slice(3), loadConfig().auditPath);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      process.stderr.write(`opencode-conductor: ${error.message}
+`);
+      return 2;
+    }
+  }
   let args;
   try {
     args = parseArgs({

@@ -136,3 +136,32 @@ describe("HTTP host rules", () => {
     expect(hostAllowed("my-box.lan:8765", "0.0.0.0")).toBe(true);
   });
 });
+
+describe("opencode-conductor audit", () => {
+  it("prints the trail for people, filtered, and refuses unknown flags", async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const dir = mkdtempSync(join(tmpdir(), "occ-audit-cli-"));
+    try {
+      const file = join(dir, "audit.jsonl");
+      const lines = [
+        { time: "2026-01-01T00:00:00.000Z", tool: "oc_delegate", outcome: "done", session_id: "ses_a", model: "fake/scripted", prompt: { sha256: "x", length: 3, first_line: "fix it" } },
+        { time: "2026-01-02T00:00:00.000Z", tool: "oc_answer", outcome: "ok", session_id: "ses_a", decision: "once", by: "human" },
+      ];
+      writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+      const all = await runCli(["audit"], { OPENCODE_CONDUCTOR_AUDIT: file });
+      expect(all.code).toBe(0);
+      expect(all.stdout).toContain('oc_delegate');
+      expect(all.stdout).toContain('"fix it"');
+      expect(all.stdout).toContain("decision=once by human");
+      const answers = await runCli(["audit", "--tool", "oc_answer", "--json"], { OPENCODE_CONDUCTOR_AUDIT: file });
+      expect(answers.stdout.trim().split("\n").map((l) => JSON.parse(l).tool)).toEqual(["oc_answer"]);
+      const bad = await runCli(["audit", "--bogus"], { OPENCODE_CONDUCTOR_AUDIT: file });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("Usage: opencode-conductor audit");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
