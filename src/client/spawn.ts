@@ -24,6 +24,8 @@ export interface SpawnOpencodeOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra arguments after `serve --port N --hostname H`. */
   args?: string[];
+  /** Runs the server through a wrapper (e.g. a sandbox): gets the binary and its args. */
+  wrap?: (command: string, args: string[]) => { command: string; args: string[] };
   /** How long to wait for the "listening on" line. */
   startTimeoutMs?: number;
 }
@@ -131,7 +133,8 @@ async function startOnce(
   else delete env.OPENCODE_SERVER_USERNAME;
 
   const args = ["serve", "--port", String(o.port), "--hostname", o.hostname, ...(o.args ?? [])];
-  const child = spawn(o.binary, args, { cwd: o.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const run = o.wrap ? o.wrap(o.binary, args) : { command: o.binary, args };
+  const child = spawn(run.command, run.args, { cwd: o.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   trackChild(child);
 
   let output = "";

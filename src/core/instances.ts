@@ -18,6 +18,7 @@ import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "./gu
 import { InstanceRegistry, processStartTime, withoutPassword, type FallbackRecord, type InstanceRow, type PublicInstanceRow, type StaleCleanup } from "./instance-registry.js";
 import { isProcessAlive } from "../client/discover.js";
 import type { PermissionRule } from "./permissions.js";
+import { prepareSandbox, resolveSrt, type Sandbox } from "./sandbox.js";
 
 type Json = Record<string, unknown>;
 
@@ -37,6 +38,12 @@ export interface InstanceManagerOptions {
   guard?: boolean;
   /** How long to wait for `opencode serve` to listen (default 30 s). */
   startTimeoutMs?: number;
+  /** Run each instance in the srt OS sandbox (see src/core/sandbox.ts); never unsandboxed if it fails. */
+  sandbox?: "srt";
+  /** Path of the srt binary; default: the installed package's, else `srt` on PATH. */
+  srtBinary?: string;
+  /** Hosts a sandboxed instance may reach besides loopback (default: DEFAULT_ALLOWED_DOMAINS). */
+  sandboxAllowedDomains?: string[];
   /** Told about every server started and every one that ended (tests track pids with it). */
   onSpawn?(instance: Instance): void;
   onExit?(instance: Instance): void;
@@ -74,6 +81,7 @@ export interface AttachCommand {
 
 interface Managed extends Instance {
   server: SpawnedOpencode;
+  sandbox?: Sandbox;
   lastUsed: number;
   lastPersisted: number;
   holds: number;
@@ -251,15 +259,37 @@ export class InstanceManager {
     return env;
   }
 
+  private async prepareSandbox(dir: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
+    const srt = resolveSrt(this.options.srtBinary); // throws: a missing srt never runs unsandboxed
+    return prepareSandbox({
+      srt,
+      stateDir: this.options.stateDir,
+      directory: dir,
+      env,
+      hide: [this.options.stateDir], // the registry holds every instance password
+      ...(this.options.sandboxAllowedDomains ? { allowedDomains: this.options.sandboxAllowedDomains } : {}),
+    });
+  }
+
   private async start(dir: string): Promise<Managed> {
     await this.cleanStale();
-    const server = await spawnOpencode({
-      cwd: dir,
-      env: await this.environment(dir),
-      password: randomPassword(),
-      ...(this.options.binary ? { binary: this.options.binary } : {}),
-      ...(this.options.startTimeoutMs ? { startTimeoutMs: this.options.startTimeoutMs } : {}),
-    });
+    const env = await this.environment(dir);
+    const sandbox = this.options.sandbox === "srt" ? await this.prepareSandbox(dir, env) : undefined;
+    let server: SpawnedOpencode;
+    try {
+      server = await spawnOpencode({
+        cwd: dir,
+        env,
+        password: randomPassword(),
+        ...(this.options.binary ? { binary: this.options.binary } : {}),
+        ...(this.options.startTimeoutMs ? { startTimeoutMs: this.options.startTimeoutMs } : {}),
+        ...(sandbox ? { port: sandbox.port, wrap: sandbox.wrap } : {}),
+      });
+    } catch (error) {
+      await sandbox?.close();
+      throw error;
+    }
+    if (sandbox) void server.exited.then(() => sandbox.close());
     const now = Date.now();
     const managed: Managed = {
       directory: dir,
@@ -271,6 +301,7 @@ export class InstanceManager {
       client: connect({ url: server.url, password: server.password, directory: dir }),
       exited: server.exited,
       server,
+      ...(sandbox ? { sandbox } : {}),
       lastUsed: now,
       lastPersisted: now,
       holds: 0,
@@ -280,7 +311,7 @@ export class InstanceManager {
     const conductorStartTime = processStartTime(process.pid);
     const row: InstanceRow = {
       runtime: "opencode serve",
-      sandbox: "none",
+      sandbox: sandbox ? "srt" : "none",
       port: server.port,
       pid: server.pid,
       conductorPid: process.pid,
@@ -371,9 +402,10 @@ let shared: { stateDir: string; manager: InstanceManager } | undefined;
  * The process-wide manager for the MCP server (oc_delegate isolation "instance", oc_instances).
  * `options` count on the first call only (per state dir).
  */
-export function sharedInstanceManager(config: Pick<Config, "stateDir" | "instanceTtlS">, options: Partial<InstanceManagerOptions> = {}): InstanceManager {
+export function sharedInstanceManager(config: Pick<Config, "stateDir" | "instanceTtlS" | "sandbox">, options: Partial<InstanceManagerOptions> = {}): InstanceManager {
   if (!shared || shared.stateDir !== config.stateDir) {
-    shared = { stateDir: config.stateDir, manager: new InstanceManager({ stateDir: config.stateDir, ttlS: config.instanceTtlS, ...options }) };
+    const sandbox = config.sandbox ? { sandbox: config.sandbox } : {};
+    shared = { stateDir: config.stateDir, manager: new InstanceManager({ stateDir: config.stateDir, ttlS: config.instanceTtlS, ...sandbox, ...options }) };
   }
   return shared.manager;
 }

@@ -1,0 +1,118 @@
+// Instances under the srt OS sandbox (needs bubblewrap, socat and ripgrep; .ci/run installs them):
+// a task writes a file in the directory, a `cat` of a fake ~/.ssh/id_rsa gets nothing (the guard is
+// off here, so only the sandbox stands in the way), the settings file goes with the instance, and a
+// missing srt refuses to start rather than running unsandboxed.
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveOpencodeBinary } from "../../src/client/spawn.js";
+import { Conductor } from "../../src/core/conductor.js";
+import { InstanceManager, type InstanceManagerOptions } from "../../src/core/instances.js";
+import { offlineConfig } from "../support/opencode.js";
+import { createProjectDir } from "../support/project-dir.js";
+import { registerPid, registerRoot, unregisterPid, unregisterRoot } from "../support/registry.js";
+import { startScriptedModel, text, toolCall, type ScriptedModel } from "../support/scripted-model.js";
+
+const BINARY_NAME = basename(resolveOpencodeBinary());
+const SECRET = "FAKE-PRIVATE-KEY-occ-sandbox-test";
+const SLOW = 240_000;
+let root: string;
+let home: string;
+let stateDir: string;
+let model: ScriptedModel;
+let env: NodeJS.ProcessEnv;
+const managers: InstanceManager[] = [];
+
+function manager(extra: Partial<InstanceManagerOptions> = {}): InstanceManager {
+  const m = new InstanceManager({
+    stateDir,
+    ttlS: 600,
+    env,
+    sandbox: "srt",
+    // Guard off: the sandbox alone must stop the read (opencode's own permissions allow it here).
+    guard: false,
+    configFor: () => offlineConfig(model.baseURL, { permission: { read: "allow", edit: "allow", bash: "allow", external_directory: "allow" } }),
+    onSpawn: (i) => registerPid(i.pid, BINARY_NAME, root),
+    onExit: (i) => unregisterPid(i.pid),
+    ...extra,
+  });
+  managers.push(m);
+  return m;
+}
+
+beforeAll(async () => {
+  root = await realpath(await mkdtemp(join(tmpdir(), "occ-sbx-")));
+  registerRoot(root);
+  home = join(root, "home");
+  stateDir = join(root, "state");
+  model = await startScriptedModel();
+  env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    npm_config_registry: "http://127.0.0.1:9/",
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+  };
+  await mkdir(join(home, ".ssh"), { recursive: true });
+  await writeFile(join(home, ".ssh", "id_rsa"), `${SECRET}\n`, { mode: 0o600 });
+});
+
+afterAll(async () => {
+  await Promise.all(managers.map((m) => m.stopAll()));
+  await model?.close();
+  await rm(root, { recursive: true, force: true, maxRetries: 3 });
+  unregisterRoot(root);
+});
+
+describe("srt sandbox (e2e)", () => {
+  it("runs a task that writes in the directory; reading ~/.ssh/id_rsa gets nothing; cleanup on stop", async () => {
+    const m = manager();
+    const project = await createProjectDir(root, "project", { home, gitInit: true });
+    const instance = await m.acquire(project);
+    expect((await m.list())[0]).toMatchObject({ pid: instance.pid, sandbox: "srt" });
+    const settingsFiles = (await readdir(join(stateDir, "sandbox"))).filter((f) => f.endsWith(".json"));
+    expect(settingsFiles).toHaveLength(1);
+    const settingsFile = join(stateDir, "sandbox", settingsFiles[0]!);
+    expect(statSync(settingsFile).mode & 0o777).toBe(0o600);
+
+    const conductor = new Conductor({ url: instance.url, password: instance.password, directory: project });
+    try {
+      const file = join(project, "out.txt");
+      model.queue(toolCall("write", { filePath: file, content: "from the sandbox\n" }), text("Wrote out.txt."));
+      const wrote = await conductor.delegate({ task: "write out.txt" });
+      expect(wrote).toMatchObject({ status: "done", answer: "Wrote out.txt." });
+      expect(readFileSync(file, "utf8")).toBe("from the sandbox\n");
+
+      const key = join(home, ".ssh", "id_rsa");
+      const before = model.requests.length;
+      model.queue(toolCall("bash", { command: `cat ${key}`, description: "read the key" }), text("Tried."));
+      const read = await conductor.delegate({ task: "read the key" });
+      expect(read).toMatchObject({ status: "done", answer: "Tried." });
+      // What the tool gave back reaches the model in the next request: an error, never the key.
+      const toolResults = model.requests
+        .slice(before)
+        .flatMap((r) => (r.body as { messages?: { role: string; content?: unknown }[] }).messages ?? [])
+        .filter((x) => x.role === "tool")
+        .map((x) => JSON.stringify(x.content));
+      expect(toolResults.join("\n")).toMatch(/id_rsa: No such file or directory/);
+      expect(toolResults.join("\n")).not.toContain(SECRET);
+    } finally {
+      conductor.close();
+    }
+
+    await m.stop(project);
+    expect(existsSync(settingsFile)).toBe(false);
+  }, SLOW);
+
+  it("a missing srt refuses to start the instance (never unsandboxed)", async () => {
+    const m = manager({ srtBinary: join(root, "no-such-srt") });
+    const project = await createProjectDir(root, "missing", { home });
+    await expect(m.acquire(project)).rejects.toThrow(/srt.*not an executable srt.*not started/);
+    expect(await m.list()).toEqual([]);
+  });
+});
