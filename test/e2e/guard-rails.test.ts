@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveOpencodeBinary } from "../../src/client/spawn.js";
 import { Conductor } from "../../src/core/conductor.js";
 import { InstanceManager, type Instance, type InstanceManagerOptions } from "../../src/core/instances.js";
-import { offlineConfig } from "../support/opencode.js";
+import { offlineConfig, offlineEnv } from "../support/opencode.js";
 import { createProjectDir } from "../support/project-dir.js";
 import { registerPid, registerRoot, unregisterPid, unregisterRoot } from "../support/registry.js";
 import { startScriptedModel, text, toolCall, type ScriptedModel } from "../support/scripted-model.js";
@@ -35,14 +35,7 @@ function managerOptions(): InstanceManagerOptions {
     stateDir: join(root, "state"),
     ttlS: 600,
     env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_DATA_HOME: join(home, ".local", "share"),
-      XDG_STATE_HOME: join(home, ".local", "state"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      npm_config_registry: "http://127.0.0.1:9/",
-      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      ...offlineEnv(home),
     },
     configFor: () => offlineConfig(model.baseURL),
     onSpawn: (i) => registerPid(i.pid, basename(resolveOpencodeBinary()), root),

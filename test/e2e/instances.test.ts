@@ -16,7 +16,7 @@ import { InstanceRegistry } from "../../src/core/instance-registry.js";
 import { InstanceManager, type Instance } from "../../src/core/instances.js";
 import { instancesTool } from "../../src/mcp/tools/oc_instances.js";
 import type { ToolContext } from "../../src/mcp/tool.js";
-import { offlineConfig } from "../support/opencode.js";
+import { offlineConfig, offlineEnv } from "../support/opencode.js";
 import { createProjectDir } from "../support/project-dir.js";
 import { registerPid, registerRoot, unregisterPid, unregisterRoot } from "../support/registry.js";
 import { startScriptedModel, text, toolCall, type ScriptedModel } from "../support/scripted-model.js";
@@ -61,14 +61,7 @@ beforeAll(async () => {
   stateDir = join(root, "state");
   model = await startScriptedModel();
   env = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, ".config"),
-    XDG_DATA_HOME: join(home, ".local", "share"),
-    XDG_STATE_HOME: join(home, ".local", "state"),
-    XDG_CACHE_HOME: join(home, ".cache"),
-    npm_config_registry: "http://127.0.0.1:9/", // opencode's plugin install must not reach a registry
-    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    ...offlineEnv(home),
     GH_TOKEN: "must-not-reach-the-instance",
   };
   await mkdir(home, { recursive: true });

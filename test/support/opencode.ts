@@ -89,6 +89,17 @@ export function xdg(home: string) {
   };
 }
 
+/** The environment of an offline opencode with its own home: no registry, no models.dev fetch. */
+export function offlineEnv(home: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    ...xdg(home),
+    // A closed port: opencode's background plugin install must not reach a registry.
+    npm_config_registry: "http://127.0.0.1:9/",
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+  };
+}
+
 export async function startOpencode(options: StartOpencodeOptions = {}): Promise<TestOpencode> {
   const root = await realpath(await mkdtemp(join(tmpdir(), "occ-test-")));
   registerRoot(root);
@@ -109,21 +120,15 @@ export async function startOpencode(options: StartOpencodeOptions = {}): Promise
   try {
     model = options.model ?? (await startScriptedModel());
     const home = join(root, "home");
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", ...xdg(home) };
-    await mkdir(join(env.XDG_CONFIG_HOME, "opencode"), { recursive: true });
-    await writeFile(join(env.XDG_CONFIG_HOME, "opencode", "opencode.json"), JSON.stringify(offlineConfig(model.baseURL, options), null, 2));
+    const env = offlineEnv(home);
+    await mkdir(join(env.XDG_CONFIG_HOME!, "opencode"), { recursive: true });
+    await writeFile(join(env.XDG_CONFIG_HOME!, "opencode", "opencode.json"), JSON.stringify(offlineConfig(model.baseURL, options), null, 2));
     const directory = await createProjectDir(root, "project", { gitInit: options.gitInit, home });
 
     server = await spawnOpencode({
       cwd: directory,
       ...(options.password ? { password: options.password } : {}),
-      env: {
-        ...env,
-        // A closed port: opencode's background plugin install must not reach a registry.
-        npm_config_registry: "http://127.0.0.1:9/",
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        ...options.env,
-      },
+      env: { ...env, ...options.env },
     });
     // The registry checks the command line for this before it kills (pids get reused).
     registerPid(server.pid, basename(resolveOpencodeBinary()), root);
