@@ -1,6 +1,8 @@
 // Input fields and helpers several tools share, so their schemas and behaviour stay the same.
 import { z } from "zod";
+import type { ApprovalMode } from "../config.js";
 import type { Conductor } from "../core/conductor.js";
+import { approvalHandler } from "./elicit.js";
 import type { TurnProgress } from "../core/turn-watch.js";
 import type { ToolContext } from "./tool.js";
 
@@ -36,4 +38,15 @@ export function progressTo(ctx: ToolContext): (p: TurnProgress) => void {
 export async function afterCancel(ctx: ToolContext, conductor: Conductor, sessionIds: string[], interrupt: boolean | undefined): Promise<void> {
   if (!ctx.signal.aborted || !interrupt) return;
   await Promise.all(sessionIds.map((id) => conductor.interrupt(id).catch(() => undefined)));
+}
+
+/** How every waiting tool waits: its timeout and detail, the client's cancel, progress and approval mode. */
+export function waitOptions(ctx: ToolContext, conductor: Conductor, args: { timeout_s?: number; detail?: "final" | "summary" | "full"; approvals?: ApprovalMode }) {
+  return {
+    timeoutMs: timeoutMs(args.timeout_s),
+    detail: args.detail,
+    signal: ctx.signal,
+    onProgress: progressTo(ctx),
+    onBlocked: approvalHandler(ctx, conductor, args.approvals),
+  };
 }

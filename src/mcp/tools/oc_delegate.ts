@@ -8,12 +8,10 @@ import {
   interruptOnCancelField,
   maxCostField,
   maxTokensField,
-  progressTo,
   requestIdField,
   timeoutField,
-  timeoutMs,
+  waitOptions,
 } from "../common.js";
-import { approvalHandler } from "../elicit.js";
 import { startOnce } from "../request-replay.js";
 import type { Conductor } from "../../core/conductor.js";
 import { UsageError } from "../../core/errors.js";
@@ -92,8 +90,7 @@ async function leaseInstance(ctx: ToolContext, directory: string | undefined): P
 
 async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined, args: Args, ctx: ToolContext) {
   {
-    const onBlocked = approvalHandler(ctx, conductor, args.approvals);
-    const wait = { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress: progressTo(ctx), onBlocked };
+    const wait = waitOptions(ctx, conductor, args);
     const replay = async (sessionId: string) => {
       const summary = args.wait === false ? (await conductor.result(sessionId, { detail: args.detail })).last : await conductor.wait(sessionId, wait);
       const data = { ...turnData(summary), replayed: true };

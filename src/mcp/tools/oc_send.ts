@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { afterCancel, approvalsField, detailField, interruptOnCancelField, progressTo, sessionIdField, timeoutField, timeoutMs } from "../common.js";
-import { approvalHandler } from "../elicit.js";
+import { afterCancel, approvalsField, detailField, interruptOnCancelField, sessionIdField, timeoutField, waitOptions } from "../common.js";
 import { defineTool } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 
@@ -31,11 +30,7 @@ export const ocSend = defineTool({
       wait: args.wait,
       model: args.model,
       agent: args.agent,
-      timeoutMs: timeoutMs(args.timeout_s),
-      detail: args.detail,
-      signal: ctx.signal,
-      onProgress: progressTo(ctx),
-      onBlocked: approvalHandler(ctx, conductor, args.approvals),
+      ...waitOptions(ctx, conductor, args),
     });
     await afterCancel(ctx, conductor, [args.session_id], args.interrupt_on_cancel);
     const data = { delivery: r.delivery, ...turnData(r) };

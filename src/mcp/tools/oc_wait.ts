@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { afterCancel, approvalsField, detailField, interruptOnCancelField, progressTo, sessionIdField, timeoutField, timeoutMs } from "../common.js";
-import { approvalHandler } from "../elicit.js";
+import { afterCancel, approvalsField, detailField, interruptOnCancelField, sessionIdField, timeoutField, waitOptions } from "../common.js";
 import { defineTool } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 
@@ -21,13 +20,7 @@ export const ocWait = defineTool({
   output: turnOutput,
   async run(args, ctx) {
     const conductor = await ctx.conductor(args.session_id);
-    const summary = await conductor.wait(args.session_id, {
-      timeoutMs: timeoutMs(args.timeout_s),
-      detail: args.detail,
-      signal: ctx.signal,
-      onProgress: progressTo(ctx),
-      onBlocked: approvalHandler(ctx, conductor, args.approvals),
-    });
+    const summary = await conductor.wait(args.session_id, waitOptions(ctx, conductor, args));
     await afterCancel(ctx, conductor, [args.session_id], args.interrupt_on_cancel);
     const data = turnData(summary);
     return { text: turnText(data), data };
