@@ -10,21 +10,24 @@ import type { ToolContext } from "./tool.js";
 export const MAX_TIMEOUT_S = 3000;
 export const DEFAULT_TIMEOUT_S = 600;
 
-export const detailField = z.enum(["final", "summary", "full"]).optional().describe("final: answer only; full: with transcript");
-export const timeoutField = z
-  .number()
-  .positive()
-  .max(MAX_TIMEOUT_S)
-  .optional()
-  .describe(`Answer "running" after this many seconds (default ${DEFAULT_TIMEOUT_S}); keep it below your client's timeout`);
-export const interruptOnCancelField = z.boolean().optional().describe("On cancel, also stop the agent");
-export const directoryField = z.string().optional().describe("Project directory (absolute)");
-export const sessionIdField = z.string().min(1);
-// Governance (docs/governance.md); terse on purpose: every client pays for these in context.
-export const approvalsField = z.enum(["elicit", "return", "deny"]).optional().describe("Permission asks: elicit (ask your user; default if supported), return (BLOCKED), deny");
-export const maxTokensField = z.number().positive().optional().describe("Token cap; interrupts past it");
-export const maxCostField = z.number().positive().optional().describe("USD cap; interrupts past it");
-export const requestIdField = z.string().min(1).optional().describe("Idempotency key: a repeat returns the first start");
+// Terse on purpose: every client pays for schemas in context. Names that explain themselves carry no
+// description; what these shared fields mean is said once, in the server instructions (server.ts).
+/** A number that is brought into [min, max] instead of refused: lenient, and its listed schema stays short. */
+export function clamped(min: number, max: number, int = false) {
+  return (int ? z.number().int() : z.number()).transform((n) => Math.min(max, Math.max(min, n)));
+}
+
+export const detailField = z.enum(["final", "summary", "full"]).optional();
+export const timeoutField = clamped(1, MAX_TIMEOUT_S).optional();
+export const interruptOnCancelField = z.boolean().optional();
+export const directoryField = z.string().optional();
+// The core refuses an id that is not `ses_…` with a clear error.
+export const sessionIdField = z.string();
+// Governance (docs/governance.md).
+export const approvalsField = z.enum(["elicit", "return", "deny"]).optional();
+export const maxTokensField = clamped(0, Infinity).optional();
+export const maxCostField = clamped(0, Infinity).optional();
+export const requestIdField = z.string().min(1).optional().describe("Idempotency key");
 
 export function timeoutMs(timeout_s: number | undefined): number {
   return Math.min(timeout_s ?? DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S) * 1000;

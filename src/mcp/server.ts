@@ -1,6 +1,7 @@
 // Builds the MCP server: the tools of the configured toolsets (read-only ones only in read-only
 // mode), server instructions, logging. Nothing here contacts opencode: the first tool call connects.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config.js";
 import { AuditLog } from "../core/audit.js";
 import type { Conductor } from "../core/conductor.js";
@@ -8,15 +9,17 @@ import type { Connection } from "./connection.js";
 import { RequestLog } from "../core/request-ids.js";
 import { VERSION } from "../version.js";
 import { registerTool, type ToolDef } from "./tool.js";
+import { toolListing } from "./tool-listing.js";
 import { ALL_TOOLS } from "./tools/index.js";
 
 export const INSTRUCTIONS = `opencode-conductor hands coding work to opencode agents.
 - oc_delegate runs one task (new, continued or forked session) and returns the agent's answer, files changed and cost; oc_delegate_parallel runs independent tasks at once; oc_ask asks a quick read-only question.
 - Long work returns status "running" with a session_id before your client times out: call oc_wait with it. Nothing is lost.
 - Status "blocked" means the agent waits for a permission or a question: answer with oc_answer (the result shows the exact call), then oc_wait. When your client supports elicitation, the user is asked directly instead.
-- oc_send adds to a session (queue) or redirects it (steer); oc_interrupt stops it; oc_result reads its state without waiting.
+- oc_send adds to a session (queue) or redirects it (steer), then oc_wait; oc_interrupt stops it; oc_result reads its state without waiting.
 - oc_sessions / oc_session list and manage sessions (diff, fork, revert, export ...); oc_status / oc_models / oc_catalog describe the server.
-- oc_api_ops and oc_api reach every opencode HTTP operation when no tool fits.`;
+- oc_api_ops and oc_api reach every opencode HTTP operation when no tool fits.
+Shared fields: directory is an absolute project path (default: the server's). model is provider/model[#variant] or a name from oc_models. timeout_s (default 600, at most 3000; keep it below your client's timeout) is how long a call waits before answering "running". detail: final (answer only), summary (default: plus tools, files, tokens), full (plus transcript). approvals: elicit (ask your user; default when supported), return (answer "blocked"), deny. interrupt_on_cancel: cancelling the call also stops the agent. max_tokens / max_cost_usd cap spend: past them the agent is interrupted ("budget_exceeded").`;
 
 export interface ServerOptions {
   config: Config;
@@ -52,7 +55,8 @@ export function createServer(options: ServerOptions): McpServer {
   const secrets = () => [options.config.opencodePassword ?? "", options.config.httpToken ?? "", ...(options.secrets?.() ?? [])];
   const audit = options.audit ?? new AuditLog(options.config.auditPath);
   const requests = requestLog(options.config.stateDir);
-  for (const tool of selectTools(options.config)) {
+  const tools = selectTools(options.config);
+  for (const tool of tools) {
     registerTool(server, tool, {
       config: options.config,
       conductor: options.conductor,
@@ -64,5 +68,18 @@ export function createServer(options: ServerOptions): McpServer {
       requests,
     });
   }
+  // The SDK's own tools/list would convert every schema on every request and add what carries no meaning.
+  const listing = listingOf(tools);
+  server.server.removeRequestHandler(ListToolsRequestSchema.shape.method.value);
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
   return server;
+}
+
+// Built once per tool selection (the HTTP transport builds a server per client session).
+const listings = new Map<string, Tool[]>();
+function listingOf(tools: ToolDef[]): Tool[] {
+  const key = tools.map((t) => t.name).join(",");
+  let listing = listings.get(key);
+  if (!listing) listings.set(key, (listing = toolListing(tools)));
+  return listing;
 }

@@ -7,13 +7,11 @@ import type { CheckRun } from "../core/checks.js";
 import type { TurnSummary } from "../core/summary.js";
 
 // Compact on purpose: every client pays for schemas in context. The object is loose, so the
-// answer also carries error, pending, model, agent, tools, files, tokens, cost, message_id, directory,
+// answer also carries answer, next, error, pending, model, agent, tools, files, tokens, cost, message_id, directory,
 // transcript, checks, budget, replayed, fallbacks.
 export const turnOutput = {
   session_id: z.string(),
   status: z.enum(["done", "error", "blocked", "running", "interrupted", "checks_failed", "budget_exceeded"]),
-  answer: z.string(),
-  next: z.string().optional(),
 };
 
 type PendingData = {
@@ -56,7 +54,7 @@ type Governed = { checks?: CheckRun[]; budget?: BudgetTotals };
 export function answerCall(r: PendingRequest): string {
   return r.kind === "permission"
     ? `oc_answer {"request_id":"${r.id}","decision":"once"}  (or "always", or "reject" with a "message")`
-    : `oc_answer {"request_id":"${r.id}","answers":[[${JSON.stringify(r.questions[0]?.options[0]?.label ?? "…")}]]}  (one list of labels per question; or "reject": true)`;
+    : `oc_answer {"request_id":"${r.id}","answers":[[${JSON.stringify(r.questions[0]?.options[0]?.label ?? "…")}]]}  (one list of labels per question; or "decision": "reject")`;
 }
 
 function nextStep(s: TurnSummary): string | undefined {

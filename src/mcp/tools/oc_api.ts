@@ -5,6 +5,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { z } from "zod";
+import { clamped } from "../common.js";
 import type { JsonSchema, OperationSpec } from "../../../generated/operations.js";
 import { UsageError } from "../../core/errors.js";
 import { defineTool } from "../tool.js";
@@ -346,24 +347,22 @@ function fill(template: string, params: Json): string {
 
 export const ocApi = defineTool({
   name: "oc_api",
-  title: "Call an opencode HTTP operation",
+  title: "Call the API",
   description:
-    "Call any opencode HTTP operation when no oc_* tool fits: `operation` id or `method` + `path` (a concrete path fills params; see oc_api_ops). " +
-    "Input is checked against opencode's schema first; a mismatch lists the failing fields and sends nothing. Long results are cut to max_chars with a paging note.",
+    "Call an opencode HTTP operation when no tool fits: `operation` id (e.g. session.list), or `method` + `path` (a concrete path fills params). Checked against the spec before sending.",
   toolset: "api",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   input: {
-    operation: z.string().optional().describe('e.g. "session.list"'),
+    operation: z.string().optional(),
     method: z.string().optional(),
-    path: z.string().optional().describe('e.g. "/session/ses_123"'),
-    params: z.record(z.string(), z.unknown()).optional().describe("Path params"),
+    path: z.string().optional(),
+    params: z.record(z.string(), z.unknown()).optional(),
     query: z.record(z.string(), z.unknown()).optional(),
     body: z.unknown().optional(),
     directory: z.string().optional(),
-    max_chars: z.number().int().min(100).max(1_000_000).optional(),
+    max_chars: clamped(100, 1_000_000, true).optional(),
   },
   output: {
-    operation: z.string(),
     result: z.unknown(),
     truncated: z.boolean(),
   },

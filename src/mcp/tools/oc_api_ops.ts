@@ -3,6 +3,7 @@
 // or "METHOD /path" to an operation, close matches for a wrong name, a compact rendering of a JSON
 // Schema) live here too, so both tools name and describe operations the same way.
 import { z } from "zod";
+import { clamped } from "../common.js";
 import { operations, type JsonSchema, type OperationSpec } from "../../../generated/operations.js";
 import { UsageError } from "../../core/errors.js";
 import { defineTool } from "../tool.js";
@@ -296,20 +297,18 @@ function detailText(op: OperationSpec): string {
 
 export const ocApiOps = defineTool({
   name: "oc_api_ops",
-  title: "Find opencode HTTP operations",
+  title: "Find API operations",
   description:
-    "Find opencode HTTP operations for oc_api: `search` words → rows (id, method, path, summary); `operation` (id or `METHOD /path`) → its params, query and body schemas and responses. Neither: an index.",
+    "Find opencode HTTP operations for oc_api: `search` → id, method, path, summary; `operation` (id or `METHOD /path`) → its schemas.",
   toolset: "api",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {
-    search: z.string().optional().describe('e.g. "session messages"'),
+    search: z.string().optional(),
     operation: z.string().optional(),
-    limit: z.number().int().min(1).max(100).optional(),
+    limit: clamped(1, 100, true).optional(),
   },
   output: {
-    total: z.number(),
-    operations: z.array(z.looseObject({ id: z.string() })),
-    operation: z.looseObject({ id: z.string() }).optional(),
+    operations: z.array(z.unknown()),
   },
   async run(args) {
     if (args.operation !== undefined) {

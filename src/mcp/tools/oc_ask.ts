@@ -5,20 +5,19 @@ import { defineTool } from "../tool.js";
 
 export const ocAsk = defineTool({
   name: "oc_ask",
-  title: "Ask a model a question",
+  title: "Ask a question",
   description:
-    "Ask a model a question about a project, read-only (no edits or commands); the session is deleted after. For changes use oc_delegate.",
+    "One read-only question to a model about a project (no edits or commands); the session is deleted after.",
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   input: {
-    question: z.string().min(1),
+    question: z.string(),
     model: z.string().optional(),
     directory: directoryField,
     files: z.array(z.string()).optional(),
     timeout_s: timeoutField,
   },
   output: {
-    status: z.string(),
     answer: z.string(),
   },
   async run(args, ctx) {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { clamped } from "../common.js";
 import { formatAuditEntry, readAudit } from "../../core/audit.js";
 import { defineTool } from "../tool.js";
 
@@ -13,7 +14,7 @@ export const ocAudit = defineTool({
     tool: z.string().optional(),
     since: z.string().optional().describe("ISO time"),
     until: z.string().optional(),
-    limit: z.number().int().min(1).max(1000).optional(),
+    limit: clamped(1, 1000, true).optional(),
   },
   output: { entries: z.array(z.looseObject({ time: z.string(), tool: z.string() })), path: z.string().optional() },
   async run(args, ctx) {

@@ -7,13 +7,13 @@ const MAX_TEXT = 6_000;
 
 export const ocCatalog = defineTool({
   name: "oc_catalog",
-  title: "Browse what opencode offers",
+  title: "Browse catalog",
   description:
-    "List what the server offers of one kind: agents, commands, skills, mcp servers, providers, config (secrets redacted), projects, worktrees, lsp, formatters, tools.",
+    "What the server offers of one kind (config with secrets redacted).",
   toolset: "discover",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { kind: z.enum(CATALOG_KINDS as unknown as [string, ...string[]]), directory: directoryField },
-  output: { kind: z.string(), items: z.unknown() },
+  output: { items: z.unknown() },
   async run(args, ctx) {
     const items = await catalog(await ctx.conductor(), args.kind as (typeof CATALOG_KINDS)[number], { directory: args.directory });
     const json = JSON.stringify(items, null, 1);

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { DEFAULT_CHECK_TIMEOUT_MS, DEFAULT_MAX_ROUNDS } from "../../core/checks.js";
+import { DEFAULT_MAX_ROUNDS } from "../../core/checks.js";
 import {
   afterCancel,
+  clamped,
   approvalsField,
   detailField,
   directoryField,
@@ -16,57 +17,51 @@ import { startOnce } from "../request-replay.js";
 import type { Conductor } from "../../core/conductor.js";
 import { UsageError } from "../../core/errors.js";
 import { guardedEnv, guardRules } from "../../core/guard-rails.js";
-import { permissionRules, type Permissions } from "../../core/permissions.js";
+import { permissionRules, type PermissionConfig, type Permissions } from "../../core/permissions.js";
 import type { InstanceLease } from "../connection.js";
 import { defineTool, type ToolContext } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 
-export const ruleField = z.object({
-  permission: z.string().describe("e.g. bash, edit, *"),
-  pattern: z.string().describe("e.g. git push*"),
-  action: z.enum(["allow", "deny", "ask"]),
-});
+/** opencode.json's `permission` shape; checked by the core with an error that names the bad entry. */
+export const rulesField = z.record(z.string(), z.unknown()).transform((rules) => rules as PermissionConfig);
 
 const input = {
-  task: z.string().min(1).describe("What to do (with command: its arguments)"),
+  task: z.string(),
   directory: directoryField,
   session_id: z.string().optional().describe("Continue this session"),
-  fork: z.boolean().optional().describe("Continue a copy of session_id"),
+  fork: z.boolean().optional().describe("Copy session_id first"),
   title: z.string().optional(),
-  model: z.string().optional().describe("provider/model[#variant] or a name (oc_models)"),
-  fallback_models: z.array(z.string()).optional().describe("Switch to these, in order, if the model keeps failing"),
-  agent: z.string().optional().describe("e.g. build, plan"),
-  agents: z.array(z.string()).optional().describe("Sub-agents it may use"),
-  files: z.array(z.string()).optional().describe("Paths to attach"),
-  command: z.string().optional().describe("Slash command to run (no /)"),
-  permissions: z
-    .enum(["auto", "readonly", "agent"])
-    .optional()
-    .describe("auto: all allowed; readonly: no edits/shell; agent (default): agent's rules, asks block"),
-  rules: z.array(ruleField).optional().describe("Instead of a preset; last match wins"),
-  wait: z.boolean().optional().describe("false: return at once"),
+  model: z.string().optional(),
+  fallback_models: z.array(z.string()).optional().describe("If the model keeps failing"),
+  agent: z.string().optional(),
+  agents: z.array(z.string()).optional().describe("Sub-agents allowed"),
+  files: z.array(z.string()).optional(),
+  command: z.string().optional().describe("Slash command (no /); task: its arguments"),
+  permissions: z.enum(["auto", "readonly", "agent"]).optional().describe("auto: allow all; agent (default): its rules"),
+  rules: rulesField.optional().describe('As opencode.json "permission", e.g. {"bash":{"git push*":"deny"}}; last match wins'),
+  wait: z.boolean().optional(),
   timeout_s: timeoutField,
   detail: detailField,
   interrupt_on_cancel: interruptOnCancelField,
   approvals: approvalsField,
-  checks: z.array(z.string()).optional().describe("Commands that must exit 0 after the turn (in directory); failures go back to the agent"),
-  max_rounds: z.number().int().min(1).max(10).optional().describe(`Check runs at most (default ${DEFAULT_MAX_ROUNDS})`),
-  check_timeout_s: z.number().positive().max(3600).optional().describe(`Per check (default ${DEFAULT_CHECK_TIMEOUT_MS / 1000})`),
+  checks: z.array(z.string()).optional().describe("Must exit 0 after; failures go back to the agent"),
+  max_rounds: clamped(1, 10, true).optional().describe(`Default ${DEFAULT_MAX_ROUNDS}`),
+  check_timeout_s: clamped(1, 3600).optional(),
   max_tokens: maxTokensField,
   max_cost_usd: maxCostField,
   request_id: requestIdField,
-  isolation: z.enum(["shared", "instance"]).optional().describe("instance: a private guarded opencode for the directory"),
-  guard: z.boolean().optional().describe("Unattended guard rails on the shared server"),
+  isolation: z.enum(["shared", "instance"]).optional().describe("instance: private guarded opencode"),
+  guard: z.boolean().optional().describe("Guard rails on the shared server"),
 };
 
 type Args = z.output<z.ZodObject<typeof input>>;
 
 export const ocDelegate = defineTool({
   name: "oc_delegate",
-  title: "Delegate a task to an opencode agent",
+  title: "Delegate a coding task",
   description:
-    "Hand a coding task to an opencode agent working in a project directory (new session, or continue/fork session_id). Returns its answer, tools used, files changed, tokens, cost. " +
-    '"running": call oc_wait with session_id. "blocked": answer with oc_answer, then oc_wait.',
+    "Hand a coding task to an opencode agent (new session, or continue/fork session_id); returns its answer, files changed, tokens, cost. " +
+    '"running": oc_wait; "blocked": oc_answer, then oc_wait.',
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input,

@@ -1,15 +1,15 @@
 import { z } from "zod";
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelResult, type ParallelSummary } from "../../core/parallel.js";
 import type { StartRecord } from "../../core/request-ids.js";
-import { afterCancel, approvalsField, detailField, interruptOnCancelField, maxCostField, maxTokensField, requestIdField, timeoutField, timeoutMs } from "../common.js";
+import { afterCancel, approvalsField, clamped, detailField, interruptOnCancelField, maxCostField, maxTokensField, requestIdField, timeoutField, timeoutMs } from "../common.js";
 import { approvalHandler } from "../elicit.js";
 import { startOnce } from "../request-replay.js";
 import { defineTool } from "../tool.js";
 import { turnData, turnText, type TurnData } from "../turn-answer.js";
-import { ruleField } from "./oc_delegate.js";
+import { rulesField } from "./oc_delegate.js";
 
 const taskField = z.object({
-  task: z.string().min(1),
+  task: z.string(),
   directory: z.string().optional(),
   title: z.string().optional(),
   model: z.string().optional(),
@@ -17,31 +17,29 @@ const taskField = z.object({
   files: z.array(z.string()).optional(),
   command: z.string().optional(),
   permissions: z.enum(["auto", "readonly", "agent"]).optional(),
-  rules: z.array(ruleField).optional(),
+  rules: rulesField.optional(),
 });
 
 export const ocDelegateParallel = defineTool({
   name: "oc_delegate_parallel",
-  title: "Run several tasks in parallel",
+  title: "Parallel tasks",
   description:
-    `Run independent tasks at once, one session each (fields as in oc_delegate; ${DEFAULT_CONCURRENCY} at a time by default). ` +
-    'A failing task never fails the others. Results in input order; "running" ones: oc_wait each.',
+    `Independent tasks at once, one session each (fields as in oc_delegate; ${DEFAULT_CONCURRENCY} at a time; budgets cover the batch). One failing never fails the others.`,
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: {
     tasks: z.array(taskField).min(1).max(MAX_CONCURRENCY),
-    concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).optional(),
+    concurrency: clamped(1, MAX_CONCURRENCY, true).optional(),
     timeout_s: timeoutField,
     detail: detailField,
     interrupt_on_cancel: interruptOnCancelField,
     approvals: approvalsField,
-    max_tokens: maxTokensField.describe("Token cap for the batch"),
-    max_cost_usd: maxCostField.describe("USD cap for the batch"),
+    max_tokens: maxTokensField,
+    max_cost_usd: maxCostField,
     request_id: requestIdField,
   },
   output: {
-    results: z.array(z.looseObject({ index: z.number(), status: z.string() })),
-    counts: z.record(z.string(), z.number()),
+    results: z.array(z.unknown()),
     running: z.array(z.string()),
   },
   async run(args, ctx) {

@@ -1,16 +1,16 @@
 import { z } from "zod";
 import { sessionIdField } from "../common.js";
 import { defineTool } from "../tool.js";
-import { turnData, turnOutput, turnText } from "../turn-answer.js";
+import { turnData, turnText } from "../turn-answer.js";
 
 export const ocInterrupt = defineTool({
   name: "oc_interrupt",
   title: "Interrupt a session",
-  description: "Stop a session's running turn (like Esc in opencode). History stays; continue with oc_send.",
+  description: "Stop a session's running turn (like Esc). History stays; go on with oc_send.",
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   input: { session_id: sessionIdField },
-  output: { was_running: z.boolean(), ...turnOutput },
+  output: { was_running: z.boolean() },
   async run(args, ctx) {
     const r = await (await ctx.conductor(args.session_id)).interrupt(args.session_id);
     const data = { was_running: r.wasRunning, ...turnData(r) };

@@ -1,24 +1,23 @@
 import { z } from "zod";
 import { listModels } from "../../core/discovery.js";
-import { directoryField } from "../common.js";
+import { clamped, directoryField } from "../common.js";
 import { defineTool } from "../tool.js";
 
 export const ocModels = defineTool({
   name: "oc_models",
   title: "List models",
-  description: "Models opencode can use, with context/output limits, cost per million tokens and variants. Pass an id as `model`.",
+  description: "Models opencode can use (id, limits, cost per M tokens, variants); pass an id as `model`.",
   toolset: "discover",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {
     search: z.string().optional(),
     provider: z.string().optional(),
     free_only: z.boolean().optional(),
-    limit: z.number().int().min(1).max(500).optional(),
+    limit: clamped(1, 500, true).optional(),
     directory: directoryField,
   },
   output: {
-    models: z.array(z.looseObject({ id: z.string() })),
-    total: z.number(),
+    models: z.array(z.unknown()),
   },
   async run(args, ctx) {
     const rows = await listModels(await ctx.conductor(), { search: args.search, provider: args.provider, freeOnly: args.free_only, directory: args.directory });

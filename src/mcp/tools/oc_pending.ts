@@ -4,13 +4,13 @@ import { answerCall } from "../turn-answer.js";
 
 export const ocPending = defineTool({
   name: "oc_pending",
-  title: "List pending approvals",
+  title: "Pending approvals",
   description: "Permission requests and questions agents wait on, each with the oc_answer call to make.",
   toolset: "approve",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  input: { session_id: z.string().optional().describe("Only this session's requests") },
+  input: { session_id: z.string().optional() },
   output: {
-    requests: z.array(z.looseObject({ id: z.string(), session_id: z.string(), answer_with: z.string() })),
+    requests: z.array(z.unknown()),
   },
   async run(args, ctx) {
     const pending = await (await ctx.conductor(args.session_id)).pending({ sessionId: args.session_id });

@@ -1,19 +1,18 @@
 import { z } from "zod";
 import { detailField, sessionIdField } from "../common.js";
 import { defineTool } from "../tool.js";
-import { turnData, turnOutput, turnText } from "../turn-answer.js";
+import { turnData, turnText } from "../turn-answer.js";
 
 export const ocResult = defineTool({
   name: "oc_result",
-  title: "Read a session's state",
+  title: "Session state",
   description:
-    "A session's state without waiting: idle, busy or retry (model failing), pending requests, and its last turn's result.",
+    "A session's state now: idle, busy or retry (model failing), pending requests, last turn's result.",
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { session_id: sessionIdField, detail: detailField },
   output: {
     state: z.enum(["idle", "busy", "retry"]),
-    ...turnOutput,
   },
   async run(args, ctx) {
     const r = await (await ctx.conductor(args.session_id)).result(args.session_id, { detail: args.detail });

@@ -5,7 +5,7 @@ import { UsageError } from "../../core/errors.js";
 import { formatModel } from "../../core/model-resolve.js";
 import { sessionScope } from "../../core/scope.js";
 import * as sessions from "../../core/sessions.js";
-import { directoryField, sessionIdField } from "../common.js";
+import { clamped, directoryField, sessionIdField } from "../common.js";
 import { defineTool } from "../tool.js";
 
 const ACTIONS = ["info", "messages", "diff", "fork", "compact", "rename", "archive", "delete", "abort", "revert", "unrevert", "shell", "export", "todo", "set_model", "set_agent"] as const;
@@ -69,8 +69,7 @@ export const ocSession = defineTool({
   name: "oc_session",
   title: "Manage one session",
   description:
-    "One action on a session: info, messages (limit, before), diff (message_id, else last turn), fork (message_id), compact, rename (title), archive, delete, abort, " +
-    "revert (message_id; restores files in git projects), unrevert, shell (command), export, todo, set_model / set_agent (next turns).",
+    "One action on a session. Uses: messages (limit, before), diff/fork/revert (message_id; revert restores git files), rename (title), shell (command), set_model/set_agent.",
   toolset: "sessions",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   input: {
@@ -82,11 +81,11 @@ export const ocSession = defineTool({
     command: z.string().optional(),
     model: z.string().optional(),
     agent: z.string().optional(),
-    limit: z.number().int().min(1).max(200).optional(),
+    limit: clamped(1, 200, true).optional(),
     before: z.string().optional(),
     directory: directoryField,
   },
-  output: { session_id: z.string(), action: z.string(), result: z.unknown() },
+  output: { result: z.unknown() },
   async run(args, ctx) {
     const conductor = await ctx.conductor(args.session_id);
     const result = await ACTION_HANDLERS[args.action](conductor, args);

@@ -1,23 +1,23 @@
 import { z } from "zod";
 import { listSessions } from "../../core/sessions.js";
-import { directoryField } from "../common.js";
+import { clamped, directoryField } from "../common.js";
 import { defineTool } from "../tool.js";
 
 export const ocSessions = defineTool({
   name: "oc_sessions",
   title: "List sessions",
-  description: "List sessions, newest first (id, title, directory, times); filter by directory, title text or parent.",
+  description: "Sessions, newest first (id, title, directory); filter by directory, title or parent.",
   toolset: "sessions",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {
     directory: directoryField,
     search: z.string().optional(),
     parent_id: z.string().optional(),
-    limit: z.number().int().min(1).max(500).optional(),
-    all_servers: z.boolean().optional().describe("Also other opencode servers on this machine (e.g. a TUI)"),
+    limit: clamped(1, 500, true).optional(),
+    all_servers: z.boolean().optional(),
   },
   output: {
-    sessions: z.array(z.looseObject({ id: z.string(), title: z.string() })),
+    sessions: z.array(z.unknown()),
   },
   async run(args, ctx) {
     const options = { directory: args.directory, search: args.search, parentId: args.parent_id, limit: args.limit };

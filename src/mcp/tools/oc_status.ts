@@ -5,16 +5,14 @@ import { defineTool } from "../tool.js";
 
 export const ocStatus = defineTool({
   name: "oc_status",
-  title: "opencode server status",
-  description: "The opencode server in use: URL, version, health, default model, counts. Call it first when something fails to connect.",
+  title: "Server status",
+  description: "The opencode server in use (URL, version, health, default model, how it was found). Call first when connecting fails.",
   toolset: "discover",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { directory: directoryField },
   output: {
-    url: z.string(),
     version: z.string(),
     healthy: z.boolean(),
-    default_model: z.string().optional(),
   },
   async run(args, ctx) {
     const s = await serverStatus(await ctx.conductor(), { directory: args.directory });

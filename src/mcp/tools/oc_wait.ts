@@ -7,7 +7,7 @@ export const ocWait = defineTool({
   name: "oc_wait",
   title: "Wait for a session",
   description:
-    'Wait for a session\'s turn to end and return its result (as oc_delegate). Use after "running" or oc_answer. Returns at once when idle or blocked; "running" again after timeout_s.',
+    'Wait for a session\'s turn to end; returns what oc_delegate returns. Use after "running" or oc_answer.',
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: {
