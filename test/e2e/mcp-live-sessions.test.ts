@@ -33,16 +33,17 @@ describe("live sessions on other servers", () => {
     expect((mainOnly.data.sessions as Array<{ id: string }>).map((s) => s.id)).not.toContain(otherSession);
   });
 
-  it("oc_send and oc_result find the server that holds a session id", async () => {
+  it("oc_send, oc_wait and oc_result find the server that holds a session id", async () => {
     other.model.queue(text("Answered on the other server."));
-    const sent = await mcp.call("oc_send", { session_id: otherSession, message: "hello from the conductor", wait: true });
+    const sent = await mcp.call("oc_send", { session_id: otherSession, message: "hello from the conductor" });
     expect(sent.isError, sent.text).toBe(false);
-    expect(sent.data.status).toBe("done");
-    expect(sent.data.answer).toBe("Answered on the other server.");
+    const waited = await mcp.call("oc_wait", { session_id: otherSession });
+    expect(waited.data.status, waited.text).toBe("done");
+    expect(waited.data.answer).toBe("Answered on the other server.");
     expect(other.model.requestsFor(otherSession).length).toBeGreaterThan(0);
     expect(main.model.requests.filter((q) => q.kind === "chat")).toHaveLength(0);
     const state = await mcp.call("oc_result", { session_id: otherSession });
     expect(state.data.state).toBe("idle");
-    expect(JSON.stringify([sent, state])).not.toContain(password);
+    expect(JSON.stringify([sent, waited, state])).not.toContain(password);
   });
 });

@@ -1,0 +1,49 @@
+// The compact tools/list: what it leaves out carries no meaning, what it keeps is the zod truth, and
+// the default configuration stays under the context budget every client pays (docs/performance.md).
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { compactSchema } from "../../../src/mcp/tool-listing.js";
+import { listedTools } from "../../../src/mcp/tool-list.js";
+import { clamped } from "../../../src/mcp/common.js";
+
+describe("compactSchema", () => {
+  it("drops $schema, empty objects, string propertyNames and the ±2^53 integer bounds", () => {
+    const schema = compactSchema(z.object({ n: z.number().int(), map: z.record(z.string(), z.unknown()), list: z.array(z.unknown()) }), "input");
+    expect(schema).toEqual({
+      type: "object",
+      properties: { n: { type: "integer" }, map: { type: "object" }, list: { type: "array" } },
+      required: ["n", "map", "list"],
+    });
+  });
+
+  it("keeps field names that look like keywords, and drops `required` only from output schemas", () => {
+    const shape = { required: z.string(), $schema: z.string(), properties: z.object({}) };
+    expect(Object.keys((compactSchema(z.object(shape), "input").properties as object) ?? {})).toEqual(["required", "$schema", "properties"]);
+    const output = compactSchema(z.looseObject(shape), "output");
+    expect(Object.keys(output.properties as object)).toEqual(["required", "$schema", "properties"]);
+    expect(output).not.toHaveProperty("required");
+    expect(output).not.toHaveProperty("additionalProperties");
+  });
+
+  it("lists a clamped number by its input type", () => {
+    expect(compactSchema(z.object({ t: clamped(1, 10).optional() }), "input")).toEqual({ type: "object", properties: { t: { type: "number" } } });
+    expect(clamped(1, 10).parse(99)).toBe(10);
+    expect(clamped(1, 10).parse(-3)).toBe(1);
+    expect(clamped(1, 10, true).safeParse(2.5).success).toBe(false);
+  });
+});
+
+describe("tools/list size", () => {
+  it("the default toolsets list in under 12,000 characters (npm run bench:schema prints the figures)", async () => {
+    const tools = await listedTools({});
+    expect(tools).toHaveLength(16);
+    expect(JSON.stringify({ tools }).length).toBeLessThan(12_000);
+  });
+
+  it("carries no SDK noise: no $schema, no execution, no empty additionalProperties", async () => {
+    const json = JSON.stringify(await listedTools({ OPENCODE_CONDUCTOR_TOOLSETS: "all" }));
+    expect(json).not.toContain("$schema");
+    expect(json).not.toContain('"execution"');
+    expect(json).not.toContain('"additionalProperties":{}');
+  });
+});
