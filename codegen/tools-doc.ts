@@ -3,6 +3,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { TOOLSETS } from "../src/config.js";
+import { INSTRUCTIONS } from "../src/mcp/server.js";
 import { listedTools } from "../src/mcp/tool-list.js";
 import { ALL_TOOLS } from "../src/mcp/tools/index.js";
 
@@ -33,7 +34,7 @@ function section(tool: Tool, toolset: string): string {
     tool.description ?? "",
     "",
     ...(rows.length ? ["| argument | type | description |", "|---|---|---|", ...rows, ""] : ["No arguments.", ""]),
-    `Returns (structuredContent): ${output.join(", ") || "—"}`,
+    `Returns (structuredContent): ${output.length ? `${output.join(", ")}, …` : "an object"}`,
     "",
   ].join("\n");
 }
@@ -55,6 +56,14 @@ export async function renderToolsDoc(): Promise<string> {
     "| toolset | tools |",
     "|---|---|",
     ...index,
+    "",
+    "## What every client is told",
+    "",
+    "The server's `instructions` (sent once at `initialize`). Fields that several tools share (`directory`, `model`, `timeout_s`, `detail`, `approvals`, `interrupt_on_cancel`, budgets) are explained here once instead of in every schema: every client pays for `tools/list` in context.",
+    "",
+    ...INSTRUCTIONS.split("\n").map((line) => `> ${line}`),
+    "",
+    "Output schemas name the fields to read; answers are loose objects that carry more (a turn also has `answer`, `next`, `error`, `pending`, `model`, `agent`, `tools`, `files`, `tokens`, `cost`, `checks`, `budget`, `fallbacks`, `transcript` with `detail: \"full\"`).",
     "",
     ...tools.map((t) => section(t, toolsetOf.get(t.name) ?? "?")),
   ].join("\n");
@@ -79,5 +88,5 @@ if (process.argv.includes("--check")) {
 }
 
 function tools_count(md: string): number {
-  return (md.match(/^## /gm) ?? []).length;
+  return (md.match(/^## oc_/gm) ?? []).length;
 }
