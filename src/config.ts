@@ -81,6 +81,7 @@ const EnvSchema = z.object({
     .optional()
     .refine((v) => v === undefined || v === "" || (APPROVAL_MODES as readonly string[]).includes(v), `expected one of ${APPROVAL_MODES.join(", ")} (or unset: elicit when the client supports it, else return)`),
   OPENCODE_CONDUCTOR_HTTP_TOKEN: z.string().optional(),
+  OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S: seconds(1800),
 });
 
 export interface Config {
@@ -101,6 +102,8 @@ export interface Config {
   /** Path of the audit log, or undefined when `off`. */
   auditPath?: string;
   httpToken?: string;
+  /** An HTTP client's MCP session with no request for this long is closed (its client re-initializes). */
+  httpSessionTtlS: number;
   /** Unset: elicit when the client declared elicitation, else return. `deny` cannot be loosened per call. */
   approvals?: ApprovalMode;
 }
@@ -135,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox: e.OPENCODE_CONDUCTOR_SANDBOX === "srt" ? "srt" : undefined,
     auditPath: audit === "off" ? undefined : audit || join(stateDir, "audit.jsonl"),
     httpToken: e.OPENCODE_CONDUCTOR_HTTP_TOKEN || undefined,
+    httpSessionTtlS: e.OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S,
     approvals: (e.OPENCODE_CONDUCTOR_APPROVALS || undefined) as ApprovalMode | undefined,
   };
 }

@@ -1,6 +1,8 @@
 // Streamable HTTP: loopback by default, Host-header (DNS rebinding) protection, and a bearer
 // token that is required whenever the server listens beyond loopback. One MCP session = one
-// McpServer + transport; all of them share the same opencode connection.
+// McpServer + transport; all of them share the same opencode connection. A session nobody has used
+// for `sessionTtlMs` (and with no request still open) is closed: clients that vanish without a
+// DELETE would otherwise keep theirs forever.
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -11,6 +13,10 @@ export interface HttpOptions {
   host: string;
   port: number;
   token?: string;
+  /** Idle time after which a session is closed (default 30 min). */
+  sessionTtlMs?: number;
+  /** Told each time an idle session is closed. */
+  onExpire?(sessionId: string): void;
   /** Builds a fresh McpServer for each MCP session. */
   newServer(): McpServer;
 }
@@ -18,6 +24,14 @@ export interface HttpOptions {
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 /** Largest JSON-RPC body read before a session exists (an initialize request is tiny). */
 const MAX_INIT_BODY = 1024 * 1024;
+const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
+
+/** A session's transport and how it is used: open requests never expire, idle time counts from the last one's end. */
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  open: number;
+  idleSince: number;
+}
 
 export function isLoopback(host: string): boolean {
   // An IPv4 literal in 127/8 only: a name such as 127.0.0.1.evil.example must not pass.
@@ -41,11 +55,35 @@ export function hostAllowed(hostHeader: string | undefined, bindHost: string): b
   return isLoopback(hostname);
 }
 
-export async function startHttp(options: HttpOptions): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+export async function startHttp(options: HttpOptions): Promise<{ server: Server; url: string; sessionCount(): number; close(): Promise<void> }> {
   if (!isLoopback(options.host) && !options.token) {
     throw new Error(`Refusing to listen on ${options.host} without a token: set OPENCODE_CONDUCTOR_HTTP_TOKEN, or listen on 127.0.0.1.`);
   }
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new Map<string, Session>();
+  const ttl = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions) {
+        if (s.open === 0 && now - s.idleSince >= ttl) {
+          sessions.delete(id);
+          void s.transport.close().catch(() => undefined);
+          options.onExpire?.(id);
+        }
+      }
+    },
+    Math.max(50, Math.min(ttl / 4, 60_000)),
+  );
+  sweep.unref();
+
+  /** Counts a request as open until its response is over (an SSE stream can last a long time). */
+  function track(session: Session, res: ServerResponse): void {
+    session.open += 1;
+    res.once("close", () => {
+      session.open -= 1;
+      session.idleSince = Date.now();
+    });
+  }
 
   const server = createHttpServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -66,7 +104,10 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
     }
     const sessionId = header(req, "mcp-session-id");
     const existing = sessionId ? sessions.get(sessionId) : undefined;
-    if (existing) return existing.handleRequest(req, res);
+    if (existing) {
+      track(existing, res);
+      return existing.transport.handleRequest(req, res);
+    }
 
     const body = req.method === "POST" ? await readJson(req) : undefined;
     if (sessionId || req.method !== "POST" || !isInitializeRequest(body)) {
@@ -75,9 +116,11 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
     }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, transport),
+      onsessioninitialized: (id) => void sessions.set(id, session),
       onsessionclosed: (id) => void sessions.delete(id),
     });
+    const session: Session = { transport, open: 0, idleSince: Date.now() };
+    track(session, res);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
@@ -94,8 +137,10 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
   return {
     server,
     url: `http://${hostForUrl}:${port}/mcp`,
+    sessionCount: () => sessions.size,
     async close() {
-      await Promise.all([...sessions.values()].map((t) => t.close().catch(() => undefined)));
+      clearInterval(sweep);
+      await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => undefined)));
       // close() waits for open connections (an SSE stream, keep-alive sockets): drop them first.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
