@@ -3,6 +3,8 @@ import { Budget } from "./budget.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./discovery.js";
 import { UsageError } from "./errors.js";
+import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog, type FallbackRecord } from "./fallback.js";
+import type { ModelRef } from "./model-resolve.js";
 import { sessionScope } from "./scope.js";
 import type { TurnSummary } from "./summary.js";
 import { runningWatch, runTurn, summarizeSession, waitForSession, type WaitOptions } from "./turn.js";
@@ -21,6 +23,10 @@ export interface SendOptions extends WaitOptions {
   wait?: boolean;
   model?: string;
   agent?: string;
+  /** Models to switch to when the model keeps failing (default: settings.fallbackModels), as in delegate. */
+  fallbackModels?: string[];
+  retryTimeoutMs?: number;
+  onFallback?: (record: FallbackRecord) => void;
 }
 
 export async function send(base: CoreContext, sessionId: string, message: string, o: SendOptions = {}): Promise<TurnSummary & { delivery: Delivery }> {
@@ -32,17 +38,29 @@ export async function send(base: CoreContext, sessionId: string, message: string
   const modelInput = o.model ?? remembered?.model;
   const agent = o.agent ?? remembered?.agent;
   const model = modelInput ? await resolveModelRef(ctx, modelInput) : undefined;
+  const fallbacks = await resolveFallbacks(ctx, o.fallbackModels ?? ctx.settings.fallbackModels ?? [], model);
   if (delivery === "steer") await stopTurn(ctx, sessionId);
-  const body = {
-    parts: [{ type: "text" as const, text: message }],
-    ...(model ? { model: { providerID: model.providerID, modelID: model.modelID }, ...(model.variant ? { variant: model.variant } : {}) } : {}),
-    ...(agent ? { agent } : {}),
+  const prompt = (m: ModelRef | undefined) => async () => {
+    const body = {
+      parts: [{ type: "text" as const, text: message }],
+      ...(m ? { model: { providerID: m.providerID, modelID: m.modelID }, ...(m.variant ? { variant: m.variant } : {}) } : {}),
+      ...(agent ? { agent } : {}),
+    };
+    await ctx.client.call("session.prompt_async", { path: { sessionID: sessionId }, body });
   };
-  const summary = await runTurn(ctx, sessionId, () => ctx.client.call("session.prompt_async", { path: { sessionID: sessionId }, body }), {
-    ...o,
-    wait: o.wait ?? delivery === "steer",
-  });
+  // The fallback watchdog follows a turn this message starts; a message queued behind a running turn
+  // would leave it watching someone else's turn, so that one goes without.
+  const ownsTurn = fallbacks.length > 0 && (delivery === "steer" || !(await isBusy(ctx, sessionId)));
+  const retryTimeoutMs = o.retryTimeoutMs ?? (ctx.settings.retryTimeoutS ?? DEFAULT_RETRY_TIMEOUT_S) * 1000;
+  const plan = { model, fallbacks, retryTimeoutMs, agent, resend: (m: ModelRef) => prompt(m)(), onFallback: (r: FallbackRecord) => o.onFallback?.(r) };
+  const start = ownsTurn ? (watch: Parameters<typeof startWatchdog>[1]) => startWatchdog(ctx, watch, plan, prompt(model)) : prompt(model);
+  const summary = await runTurn(ctx, sessionId, start, { ...o, wait: o.wait ?? delivery === "steer" });
   return { ...summary, delivery };
+}
+
+async function isBusy(ctx: CoreContext, sessionId: string): Promise<boolean> {
+  const status = (await ctx.client.call("session.status"))[sessionId];
+  return (status !== undefined && status.type !== "idle") || runningWatch(ctx, sessionId) !== undefined;
 }
 
 /** Aborts the session's current turn and waits until it has stopped. */

@@ -70,6 +70,22 @@ describe("model fallback (e2e)", () => {
     expect(userTexts(r.sessionId, "backup")).toEqual([expect.stringContaining("First task"), expect.stringContaining("Second task")]);
   });
 
+  it("a follow-up sent with send() falls back too: wait() finds it finished by the next model", async () => {
+    oc.model.queue(text("first answer"));
+    const first = await conductor.delegate({ task: "First task", model: "fake/scripted", timeoutMs: 60_000 });
+    expect(first.status).toBe("done");
+
+    oc.model.for("scripted").queue(httpError(400));
+    oc.model.for("backup").queue(text("follow-up answered by backup"));
+    const sent = await conductor.send(first.sessionId, "Now the follow-up", { model: "fake/scripted", fallbackModels: ["fake/backup"] });
+    expect(sent.status).toBe("running");
+    const r = await conductor.wait(first.sessionId, { timeoutMs: 60_000 });
+
+    expect(r).toMatchObject({ status: "done", answer: "follow-up answered by backup", model: "fake/backup" });
+    expect(r.fallbacks).toEqual([{ from: "fake/scripted", to: "fake/backup", reason: "APIError 400: Bad request", at: expect.any(String) }]);
+    expect(userTexts(r.sessionId, "backup")).toEqual([expect.stringContaining("First task"), expect.stringContaining("Now the follow-up")]);
+  });
+
   it("a failure after the agent did work keeps that work; the next model is asked to continue", async () => {
     const file = join(oc.directory, "half.txt");
     oc.model.for("scripted").queue(toolCall("write", { filePath: file, content: "half done\n" }), httpError(400));
