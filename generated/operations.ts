@@ -25,6 +25,8 @@ export interface OperationSpec {
   readOnly: boolean;
   /** Some 2xx response is text/event-stream. */
   streaming: boolean;
+  /** A GET that upgrades to a WebSocket (said only in its description: the spec has no other marker). */
+  websocket: boolean;
   /** Object schema of the path parameters, refs bundled into $defs. */
   pathParams: JsonSchema | null;
   /** Object schema of the query parameters (null when none), refs bundled. */
@@ -46,6 +48,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -86,6 +89,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["control"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -148,6 +152,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -188,6 +193,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["control"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -225,6 +231,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["control"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -343,6 +350,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -383,6 +391,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["config"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -423,6 +432,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["config"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -463,6 +473,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["config"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -1598,6 +1609,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["event"],
     readOnly: true,
     streaming: true,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -1632,6 +1644,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -1672,6 +1685,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -1718,6 +1732,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -1764,6 +1779,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -1810,6 +1826,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["controlPlane"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: null,
     body: {
@@ -1866,6 +1883,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["projectCopy"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -1923,6 +1941,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -1963,6 +1982,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -2013,6 +2033,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2087,6 +2108,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["workspace"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2127,6 +2149,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["workspace"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2198,6 +2221,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["workspace"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2238,6 +2262,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["workspace"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -2288,6 +2313,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["workspace"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2328,6 +2354,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["workspace"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2368,6 +2395,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["workspace"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2438,6 +2466,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["file"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2481,6 +2510,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["file"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2524,6 +2554,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["file"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2564,6 +2595,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["file"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2620,6 +2652,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["file"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2663,6 +2696,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["file"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2706,6 +2740,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -2746,6 +2781,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["global"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: null,
     body: null,
@@ -2774,6 +2810,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["global"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: null,
     body: {
@@ -3897,6 +3934,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["global"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: null,
     body: null,
@@ -3925,6 +3963,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["global"],
     readOnly: true,
     streaming: true,
+    websocket: false,
     pathParams: null,
     query: null,
     body: null,
@@ -3953,6 +3992,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["global"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: null,
     body: null,
@@ -3981,6 +4021,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["global"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: null,
     body: {
@@ -4018,6 +4059,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -4058,6 +4100,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -4098,6 +4141,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["mcp"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -4258,6 +4302,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["mcp"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -4313,6 +4358,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["mcp"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -4377,6 +4423,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["mcp"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -4432,6 +4479,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["mcp"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -4487,6 +4535,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["mcp"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -4542,6 +4591,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["mcp"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -4597,6 +4647,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["mcp"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -4637,6 +4688,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -4701,6 +4753,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -5607,6 +5660,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -5647,6 +5701,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["permission"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -5687,6 +5742,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["permission"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -5756,6 +5812,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -5826,6 +5883,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["project"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -5866,6 +5924,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["project"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -5915,6 +5974,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["project"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -5955,6 +6015,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["project"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -5995,6 +6056,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["project"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6091,6 +6153,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["provider"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -6131,6 +6194,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["provider"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -6171,6 +6235,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["provider"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6236,6 +6301,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["provider"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6298,6 +6364,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: true,
     streaming: false,
+    websocket: true,
     pathParams: {
       type: "object",
       properties: {
@@ -6360,6 +6427,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6422,6 +6490,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -6488,6 +6557,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6544,6 +6614,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -6584,6 +6655,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6640,6 +6712,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -6680,6 +6753,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6759,6 +6833,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["question"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -6799,6 +6874,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["question"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6855,6 +6931,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["question"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6932,6 +7009,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -6982,6 +7060,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7038,6 +7117,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7281,6 +7361,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -7390,6 +7471,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7446,6 +7528,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7512,6 +7595,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7566,6 +7650,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7631,6 +7716,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7687,6 +7773,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7759,6 +7846,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -7826,6 +7914,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7886,6 +7975,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -7950,6 +8040,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -8388,6 +8479,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -8826,6 +8918,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -8902,6 +8995,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -8964,6 +9058,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -9055,6 +9150,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9095,6 +9191,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -9166,6 +9263,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -9222,6 +9320,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -9284,6 +9383,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -9346,6 +9446,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -9453,6 +9554,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sync"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9499,6 +9601,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sync"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9576,6 +9679,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sync"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9616,6 +9720,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sync"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9666,6 +9771,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9706,6 +9812,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9752,6 +9859,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9801,6 +9909,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9841,6 +9950,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9881,6 +9991,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9921,6 +10032,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -9970,6 +10082,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10010,6 +10123,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10050,6 +10164,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10090,6 +10205,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10130,6 +10246,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10309,6 +10426,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10366,6 +10484,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10426,6 +10545,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["tui"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10466,6 +10586,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["opencode HttpApi"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10518,6 +10639,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["commands"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10570,6 +10692,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["opencode HttpApi"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -10631,6 +10754,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["opencode HttpApi"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -10701,6 +10825,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["events"],
     readOnly: true,
     streaming: true,
+    websocket: false,
     pathParams: null,
     query: null,
     body: null,
@@ -10735,6 +10860,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["filesystem"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10797,6 +10923,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["filesystem"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10852,6 +10979,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["filesystem"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -10904,6 +11032,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["opencode HttpApi"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: null,
     body: null,
@@ -10938,6 +11067,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["integrations"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -10999,6 +11129,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["integrations"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11068,6 +11199,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["integrations"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11129,6 +11261,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["integrations"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11202,6 +11335,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["integrations"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11281,6 +11415,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["integrations"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11342,6 +11477,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["integrations"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -11394,6 +11530,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["opencode HttpApi"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -11446,6 +11583,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["models"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -11504,6 +11642,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["permissions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -11556,6 +11695,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["permissions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -11599,6 +11739,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["permissions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11642,6 +11783,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["projectCopy"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11712,6 +11854,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["projectCopy"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11767,6 +11910,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["projectCopy"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11834,6 +11978,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["providers"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -11907,6 +12052,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["providers"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -11965,6 +12111,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: true,
     streaming: false,
+    websocket: true,
     pathParams: {
       type: "object",
       properties: {
@@ -12039,6 +12186,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -12113,6 +12261,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -12191,6 +12340,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -12259,6 +12409,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -12311,6 +12462,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -12379,6 +12531,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["pty"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -12470,6 +12623,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session questions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -12522,6 +12676,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["reference"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -12574,6 +12729,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: null,
     body: null,
@@ -12608,6 +12764,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -12664,6 +12821,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -12720,6 +12878,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: null,
     body: {
@@ -12804,6 +12963,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: true,
     streaming: true,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -12863,6 +13023,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -12913,6 +13074,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -12975,6 +13137,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13025,6 +13188,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -13092,6 +13256,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13146,6 +13311,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["messages"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13219,6 +13385,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["permissions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13322,6 +13489,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["permissions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13376,6 +13544,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["permissions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13426,6 +13595,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["permissions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13498,6 +13668,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13646,6 +13817,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session questions"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13696,6 +13868,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session questions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13750,6 +13923,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["session questions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13828,6 +14002,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13884,6 +14059,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -13934,6 +14110,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -14003,6 +14180,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -14062,6 +14240,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -14139,6 +14318,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["sessions"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: {
       type: "object",
       properties: {
@@ -14195,6 +14375,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["skills"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -14247,6 +14428,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -14296,6 +14478,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -14344,6 +14527,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -14384,6 +14568,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -14424,6 +14609,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["instance"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -14464,6 +14650,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -14521,6 +14708,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: true,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -14561,6 +14749,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",
@@ -14615,6 +14804,7 @@ export const operations: Readonly<Record<OperationId, OperationSpec>> = {
     tags: ["experimental"],
     readOnly: false,
     streaming: false,
+    websocket: false,
     pathParams: null,
     query: {
       type: "object",

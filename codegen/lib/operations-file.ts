@@ -34,11 +34,17 @@ export interface OperationRow {
   tags: string[];
   readOnly: boolean;
   streaming: boolean;
+  websocket: boolean;
   pathParams: JsonSchema | null;
   query: JsonSchema | null;
   body: JsonSchema | null;
   bodyRequired: boolean;
   responses: { status: string; description: string; contentType: string | null; schema: string | null }[];
+}
+
+/** opencode documents its WebSocket routes (pty.connect, v2.pty.connect) only in prose. */
+export function opensWebSocket(op: Pick<SpecOperation, "method" | "description" | "summary">): boolean {
+  return op.method === "get" && /\bWebSocket connection\b/i.test(`${op.summary} ${op.description}`);
 }
 
 export function operationRow(spec: OpenApiDocument, op: SpecOperation): OperationRow {
@@ -57,6 +63,7 @@ export function operationRow(spec: OpenApiDocument, op: SpecOperation): Operatio
     streaming: op.responses.some(
       (r) => r.status.startsWith("2") && r.content.some((m) => m.contentType.startsWith("text/event-stream")),
     ),
+    websocket: opensWebSocket(op),
     pathParams: parametersSchema(spec, op, "path"),
     query: parametersSchema(spec, op, "query"),
     body,
@@ -105,6 +112,7 @@ const specInterface: InterfaceDeclarationStructure = {
     prop("tags", "readonly string[]"),
     prop("readOnly", "boolean", "True for GET."),
     prop("streaming", "boolean", "Some 2xx response is text/event-stream."),
+    prop("websocket", "boolean", "A GET that upgrades to a WebSocket (said only in its description: the spec has no other marker)."),
     prop("pathParams", "JsonSchema | null", "Object schema of the path parameters, refs bundled into $defs."),
     prop("query", "JsonSchema | null", "Object schema of the query parameters (null when none), refs bundled."),
     prop("body", "JsonSchema | null", "application/json request body schema, refs bundled; null when none."),

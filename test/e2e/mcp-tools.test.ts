@@ -52,13 +52,16 @@ describe("MCP tools over stdio", () => {
     expect((after.data.sessions as unknown[]).length).toBe((before.data.sessions as unknown[]).length);
   });
 
-  it("oc_api_ops finds operations and shows one operation's input schema", async () => {
+  it("oc_api_ops finds operations and shows one operation's input schema; oc_api refuses a WebSocket route", async () => {
     const found = await mcp.call("oc_api_ops", { search: "session messages" });
     expect(found.isError, found.text).toBe(false);
     expect((found.data.operations as Array<{ id: string }>).map((o) => o.id)).toContain("session.messages");
     const one = await mcp.call("oc_api_ops", { operation: "session.prompt" });
     expect(one.isError, one.text).toBe(false);
     expect(JSON.stringify(one.data.operation)).toContain("parts");
+    const terminal = await mcp.call("oc_api", { method: "GET", path: "/pty/pty_x/connect" });
+    expect(terminal.isError).toBe(true);
+    expect(terminal.text).toContain("pty.connect opens a WebSocket");
   });
 
   it("oc_send steers a running turn and queues a follow-up; oc_wait returns each result", async () => {

@@ -371,6 +371,9 @@ export const ocApi = defineTool({
     if (op.streaming) {
       throw new UsageError(`${op.id} is an event stream, which oc_api does not read. To wait for a session's turn use oc_wait (or oc_delegate, which waits by default); oc_result reads a session's state now.`);
     }
+    if (op.websocket) {
+      throw new UsageError(`${op.id} opens a WebSocket (an interactive terminal), which oc_api cannot hold open. Run a command in a session with oc_session action "shell", or open the terminal from an opencode client.`);
+    }
     if (op.path.includes("*")) throw new UsageError(`${op.id} (${op.path}) has a wildcard path that oc_api cannot fill; read files with operation "file.read" (query: {path}).`);
     if (ctx.config.readOnly && op.method !== "get") {
       throw new UsageError(`${op.id} is ${methodOf(op)}, and OPENCODE_CONDUCTOR_READ_ONLY is set: only GET operations run. Unset OPENCODE_CONDUCTOR_READ_ONLY to allow changes.`);

@@ -253,6 +253,7 @@ const Detail = z.object({
   description: z.string(),
   access: z.enum(["read", "write"]),
   streaming: z.boolean().describe("An event stream: oc_api refuses it (use oc_wait / oc_delegate)."),
+  websocket: z.boolean().describe("Opens a WebSocket (a terminal): oc_api refuses it."),
   path_params: Schema.nullable().describe("JSON Schema of the path parameters (oc_api `params`)."),
   query: Schema.nullable().describe("JSON Schema of the query parameters (oc_api `query`)."),
   body: Schema.nullable().describe("JSON Schema of the JSON body (oc_api `body`)."),
@@ -275,6 +276,7 @@ function detailOf(op: OperationSpec): DetailT {
     summary: op.summary,
     description: op.description,
     streaming: op.streaming,
+    websocket: op.websocket,
     path_params: op.pathParams,
     query: op.query,
     body: op.body,
@@ -284,7 +286,7 @@ function detailOf(op: OperationSpec): DetailT {
 }
 
 function detailText(op: OperationSpec): string {
-  const lines = [`${op.id}  ${methodOf(op)} ${op.path}  [${accessOf(op)}]${op.streaming ? " [event stream: not callable with oc_api]" : ""}`, op.summary];
+  const lines = [`${op.id}  ${methodOf(op)} ${op.path}  [${accessOf(op)}]${op.streaming ? " [event stream: not callable with oc_api]" : ""}${op.websocket ? " [WebSocket: not callable with oc_api]" : ""}`, op.summary];
   if (op.description && op.description !== op.summary) lines.push(op.description);
   if (op.pathParams) lines.push(`params (path): ${shapeOf(op.pathParams)}`);
   if (op.query) lines.push(`query: ${shapeOf(op.query)}`);

@@ -75,6 +75,10 @@ describe("generated/operations.ts", () => {
     expect(operations[id]).toMatchObject({ readOnly, streaming });
   });
 
+  it("flags exactly the WebSocket routes, which the spec describes only in prose", () => {
+    expect(Object.values(operations).filter((op) => op.websocket).map((op) => op.id).sort()).toEqual(["pty.connect", "v2.pty.connect"]);
+  });
+
   it("summarises responses", () => {
     expect(operations["session.list"].responses[0]).toEqual({
       status: "200",

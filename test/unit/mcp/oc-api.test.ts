@@ -154,6 +154,19 @@ describe("oc_api", () => {
     expect(seen).toHaveLength(0);
   });
 
+  it("refuses WebSocket routes (a terminal), pointing to oc_session shell", async () => {
+    const { call, seen } = await setup();
+    for (const [operation, params] of [["pty.connect", { ptyID: "pty_1" }], ["v2.pty.connect", { ptyID: "pty_1" }]] as const) {
+      const { result, text } = await call("oc_api", { operation, params });
+      expect(result.isError).toBe(true);
+      expect(text).toContain("WebSocket");
+      expect(text).toContain('oc_session action "shell"');
+    }
+    const ops = await call("oc_api_ops", { operation: "pty.connect" });
+    expect(ops.text).toContain("[WebSocket: not callable with oc_api]");
+    expect(seen).toHaveLength(0);
+  });
+
   it("in read-only mode refuses POST but runs GET", async () => {
     const { call, seen } = await setup(() => ({ healthy: true }), { OPENCODE_CONDUCTOR_READ_ONLY: "1" });
     const post = await call("oc_api", { operation: "session.create", body: { title: "x" } });
