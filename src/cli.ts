@@ -60,7 +60,7 @@ async function main(): Promise<number> {
   }
 
   // Loaded only now, so --help, --version and flag errors answer without loading the server.
-  const [{ ConfigError, loadConfig }, { createConnection }, { createServer }, { startHttp }, { StdioServerTransport }] = await Promise.all([
+  const [{ ConfigError, loadConfig }, { createConnection }, { assertSomeTools, createServer }, { startHttp }, { StdioServerTransport }] = await Promise.all([
     import("./config.js"),
     import("./mcp/connection.js"),
     import("./mcp/server.js"),
@@ -71,6 +71,7 @@ async function main(): Promise<number> {
   let config;
   try {
     config = loadConfig();
+    assertSomeTools(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`opencode-conductor: ${error.message}\n`);

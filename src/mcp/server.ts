@@ -2,7 +2,7 @@
 // mode), server instructions, logging. Nothing here contacts opencode: the first tool call connects.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { Config } from "../config.js";
+import { ConfigError, type Config } from "../config.js";
 import { AuditLog } from "../core/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Connection } from "./connection.js";
@@ -33,6 +33,14 @@ export interface ServerOptions {
   audit?: AuditLog;
 }
 
+/** Refuses a configuration that would leave a client with no tools at all. */
+export function assertSomeTools(config: Pick<Config, "toolsets" | "readOnly">): void {
+  if (selectTools(config).length > 0) return;
+  throw new ConfigError(
+    `OPENCODE_CONDUCTOR_TOOLSETS=${config.toolsets.join(",")} with OPENCODE_CONDUCTOR_READ_ONLY=1 leaves no tools (read-only mode keeps only read-only ones): add a toolset such as discover or sessions, or unset OPENCODE_CONDUCTOR_READ_ONLY.`,
+  );
+}
+
 /** The tools this configuration exposes. */
 export function selectTools(config: Pick<Config, "toolsets" | "readOnly">, tools: readonly ToolDef[] = ALL_TOOLS): ToolDef[] {
   return tools.filter((t) => config.toolsets.includes(t.toolset) && (!config.readOnly || t.annotations.readOnlyHint || t.name === "oc_api"));
@@ -55,6 +63,7 @@ export function createServer(options: ServerOptions): McpServer {
   const secrets = () => [options.config.opencodePassword ?? "", options.config.httpToken ?? "", ...(options.secrets?.() ?? [])];
   const audit = options.audit ?? new AuditLog(options.config.auditPath);
   const requests = requestLog(options.config.stateDir);
+  assertSomeTools(options.config);
   const tools = selectTools(options.config);
   for (const tool of tools) {
     registerTool(server, tool, {

@@ -80,6 +80,13 @@ describe("opencode-conductor flags", () => {
     expect(url.code).toBe(2);
     expect(url.stderr).toContain("OPENCODE_URL");
   });
+
+  it("exits 2 when the toolsets and read-only mode leave no tools", async () => {
+    const r = await runCli([], { OPENCODE_CONDUCTOR_TOOLSETS: "instances", OPENCODE_CONDUCTOR_READ_ONLY: "1" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("OPENCODE_CONDUCTOR_TOOLSETS=instances with OPENCODE_CONDUCTOR_READ_ONLY=1 leaves no tools");
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
 });
 
 describe("the stdio server's lifetime", () => {
