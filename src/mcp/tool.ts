@@ -85,12 +85,14 @@ export interface RegisterOptions {
 export function registerTool(server: McpServer, def: ToolDef, options: RegisterOptions): void {
   server.registerTool(
     def.name,
-    // Output schemas name the fields a caller relies on; answers may carry more (loose objects).
-    { title: def.title, description: def.description, inputSchema: def.input, outputSchema: z.looseObject(def.output), annotations: def.annotations },
+    // Output schemas name the fields a caller relies on; answers may carry more (loose objects). The
+    // input is loose too, so that an unknown argument gets a clear error below instead of being dropped.
+    { title: def.title, description: def.description, inputSchema: z.looseObject(def.input), outputSchema: z.looseObject(def.output), annotations: def.annotations },
     async (args: Record<string, unknown>, extra: Extra): Promise<CallToolResult> => {
       const ctx = toolContext(server, extra, options, def.name);
       let result: CallToolResult;
       try {
+        refuseUnknownArguments(def, args);
         const answer = await def.run(args as never, ctx);
         const text = scrub(answer.text, options.secrets());
         result = { content: [{ type: "text", text }], structuredContent: JSON.parse(scrub(JSON.stringify(answer.data), options.secrets())), ...(answer.isError ? { isError: true } : {}) };
@@ -144,6 +146,14 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
       void server.sendLoggingMessage({ level, logger: "opencode-conductor", data: scrub(message, options.secrets()) }).catch(() => undefined);
     },
   };
+}
+
+/** An argument the tool does not take would otherwise be ignored silently (e.g. a `wait` the caller counts on). */
+function refuseUnknownArguments(def: ToolDef, args: Record<string, unknown>): void {
+  const unknown = Object.keys(args).filter((key) => !Object.hasOwn(def.input, key));
+  if (unknown.length === 0) return;
+  const names = unknown.map((key) => `\`${key}\``).join(", ");
+  throw new UsageError(`${def.name} does not take ${names}. Its arguments: ${Object.keys(def.input).join(", ")}.`);
 }
 
 /** A failed call as the model should see it: what went wrong and what to do next. */

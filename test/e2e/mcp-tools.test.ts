@@ -78,6 +78,11 @@ describe("MCP tools over stdio", () => {
     expect(afterSteer.data.answer).toBe("Steered: doing the new plan.");
     expect(lastUserText(sessionId)).toContain("Change of plan");
 
+    // Waiting is oc_wait's job: an argument oc_send does not take is refused, not silently dropped.
+    const unknown = await mcp.call("oc_send", { session_id: sessionId, message: "x", wait: true });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.text).toBe("Invalid input to oc_send: oc_send does not take `wait`. Its arguments: session_id, message, delivery, model, agent.");
+
     const queued = await mcp.call("oc_send", { session_id: sessionId, message: "One more thing" });
     expect(queued.isError, queued.text).toBe(false);
     const afterQueue = await mcp.call("oc_wait", { session_id: sessionId });

@@ -15,6 +15,7 @@ describe("loadConfig defaults", () => {
       modelAllow: [],
       modelBlock: [],
       instanceTtlS: 1800,
+      httpSessionTtlS: 1800,
     });
     for (const key of ["opencodeUrl", "opencodePassword", "opencodeUsername", "directory", "defaultModel", "sandbox", "httpToken", "approvals"] as const) {
       expect(c[key], key).toBeUndefined();
@@ -58,6 +59,7 @@ describe("loadConfig parses every variable", () => {
       OPENCODE_CONDUCTOR_SANDBOX: "srt",
       OPENCODE_CONDUCTOR_AUDIT: "/logs/audit.jsonl",
       OPENCODE_CONDUCTOR_HTTP_TOKEN: "tok",
+      OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S: "600",
       OPENCODE_CONDUCTOR_APPROVALS: "deny",
     });
     expect(c).toEqual({
@@ -77,6 +79,7 @@ describe("loadConfig parses every variable", () => {
       sandbox: "srt",
       auditPath: "/logs/audit.jsonl",
       httpToken: "tok",
+      httpSessionTtlS: 600,
       approvals: "deny",
     });
   });
