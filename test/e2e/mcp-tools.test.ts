@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMcp, type McpSession } from "../support/mcp-client.js";
+import { startMcpFor, type McpSession } from "../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
 
@@ -13,12 +13,7 @@ let mcp: McpSession;
 
 beforeAll(async () => {
   server = await startOpencode({ permission: { bash: "ask" } });
-  mcp = await startMcp({
-    OPENCODE_URL: server.url,
-    OPENCODE_PASSWORD: server.password,
-    OPENCODE_CONDUCTOR_DIRECTORY: server.directory,
-    OPENCODE_CONDUCTOR_APPROVALS: "return",
-  });
+  mcp = await startMcpFor(server, { OPENCODE_CONDUCTOR_APPROVALS: "return" });
 });
 afterAll(async () => {
   await mcp?.close();

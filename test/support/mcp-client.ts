@@ -22,6 +22,11 @@ export interface ToolCall {
   raw: CallToolResult;
 }
 
+/** The MCP server over stdio, pointed at a test opencode (its URL, password and project directory). */
+export function startMcpFor(server: { url: string; password: string; directory: string }, env: Record<string, string> = {}): Promise<McpSession> {
+  return startMcp({ OPENCODE_URL: server.url, OPENCODE_PASSWORD: server.password, OPENCODE_CONDUCTOR_DIRECTORY: server.directory, ...env });
+}
+
 export async function startMcp(env: Record<string, string>, clientCapabilities: Record<string, unknown> = {}): Promise<McpSession> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before the e2e tests.`);
   const transport = new StdioClientTransport({
