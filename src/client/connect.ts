@@ -5,7 +5,7 @@ import type { paths } from "../../generated/openapi.js";
 import { operations, type OperationSpec } from "../../generated/operations.js";
 import { ConnectionError, errorForResponse, OpencodeError, safeUrl, type ErrorContext } from "./errors.js";
 import { streamEvents, type EventsOptions } from "./events.js";
-import type { CallParams, CallResult, OpencodeEvent, OperationId, ReconnectedEvent } from "./types.js";
+import type { CallParams, CallResult, DisconnectedEvent, OpencodeEvent, OperationId, ReconnectedEvent } from "./types.js";
 
 export interface ConnectOptions {
   /** Base URL of the opencode server, e.g. `http://127.0.0.1:4096`. */
@@ -28,7 +28,7 @@ export interface OpencodeClient {
   /** Calls an operation by its opencode id, e.g. `call("session.get", { path: { sessionID } })`. */
   call<Id extends OperationId>(id: Id, ...params: CallParams<Id>): Promise<CallResult<Id>>;
   /** Every server event (`GET /global/event`), reconnecting when the stream drops. */
-  events(options?: EventsOptions): AsyncGenerator<OpencodeEvent | ReconnectedEvent>;
+  events(options?: EventsOptions): AsyncGenerator<OpencodeEvent | ReconnectedEvent | DisconnectedEvent>;
   /** The plain openapi-fetch client (paths API), with auth already set. */
   readonly raw: Client<paths>;
   /** A copy bound to another project directory. */

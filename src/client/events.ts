@@ -3,7 +3,7 @@
 // after a reconnect the consumer is told (`conductor.reconnected`) so it can re-read state.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { AuthError, ConnectionError, OpencodeError } from "./errors.js";
-import type { OpencodeEvent, ReconnectedEvent } from "./types.js";
+import type { DisconnectedEvent, OpencodeEvent, ReconnectedEvent } from "./types.js";
 
 export interface EventsOptions {
   signal?: AbortSignal;
@@ -21,12 +21,13 @@ type OpenStream = (signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
 
 const SKIPPED = new Set(["sync", "server.heartbeat"]);
 
-export async function* streamEvents(open: OpenStream, options: EventsOptions = {}): AsyncGenerator<OpencodeEvent | ReconnectedEvent> {
+export async function* streamEvents(open: OpenStream, options: EventsOptions = {}): AsyncGenerator<OpencodeEvent | ReconnectedEvent | DisconnectedEvent> {
   const { signal, reconnect = true, idleTimeoutMs = 35_000, maxBackoffMs = 5_000, giveUpAfterMs = 120_000 } = options;
   let attempt = 0;
   let downSince: number | undefined;
   let connectedOnce = false;
   while (!signal?.aborted) {
+    let dropped: string | undefined;
     const controller = new AbortController();
     const abort = () => controller.abort(signal?.reason);
     signal?.addEventListener("abort", abort, { once: true });
@@ -44,6 +45,7 @@ export async function* streamEvents(open: OpenStream, options: EventsOptions = {
         }
         yield event;
       }
+      dropped = "the server closed the event stream";
     } catch (error) {
       if (signal?.aborted) return;
       // Wrong credentials or a bad request will not heal by retrying.
@@ -53,11 +55,14 @@ export async function* streamEvents(open: OpenStream, options: EventsOptions = {
       if (downSince !== undefined && Date.now() - downSince > giveUpAfterMs) {
         throw new ConnectionError(`The opencode event stream has been down for ${Math.round((Date.now() - downSince) / 1000)} s; giving up.`, "unreachable", {}, error);
       }
+      dropped = error instanceof Error ? error.message : String(error);
     } finally {
       signal?.removeEventListener("abort", abort);
       controller.abort();
     }
     if (!reconnect || signal?.aborted) return;
+    // Said once per outage, so a consumer can check at once whether the server is still there.
+    if (downSince === undefined && dropped !== undefined) yield { type: "conductor.disconnected", properties: { message: dropped } };
     downSince ??= Date.now();
     attempt++;
     await sleep(Math.min(maxBackoffMs, 100 * 2 ** (attempt - 1)), signal);

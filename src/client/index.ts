@@ -10,4 +10,4 @@ export {
   ServerError,
 } from "./errors.js";
 export { freePort, randomPassword, resolveOpencodeBinary, spawnOpencode, type SpawnedOpencode, type SpawnOpencodeOptions } from "./spawn.js";
-export type { CallArgs, CallOptions, CallResult, EventOf, OpencodeEvent, OpencodeEventType, OperationId, ReconnectedEvent, Schemas } from "./types.js";
+export type { CallArgs, CallOptions, CallResult, DisconnectedEvent, EventOf, OpencodeEvent, OpencodeEventType, OperationId, ReconnectedEvent, Schemas } from "./types.js";

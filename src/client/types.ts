@@ -68,3 +68,9 @@ export interface ReconnectedEvent {
   type: "conductor.reconnected";
   properties: { attempt: number; downtimeMs: number };
 }
+
+/** Emitted by `events()` each time the stream drops (before it tries again): the server may be gone. */
+export interface DisconnectedEvent {
+  type: "conductor.disconnected";
+  properties: { message: string };
+}

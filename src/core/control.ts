@@ -67,7 +67,7 @@ async function isBusy(ctx: CoreContext, sessionId: string): Promise<boolean> {
 export async function interrupt(base: CoreContext, sessionId: string, o: Pick<WaitOptions, "detail"> = {}): Promise<TurnSummary & { wasRunning: boolean }> {
   const ctx = await sessionScope(base, sessionId);
   const wasRunning = await stopTurn(ctx, sessionId);
-  const summary = await summarizeSession(ctx, sessionId, { outcome: "idle", detail: o.detail, interrupted: wasRunning });
+  const summary = await summarizeSession(ctx, sessionId, { outcome: "idle", detail: o.detail });
   return { ...summary, wasRunning };
 }
 

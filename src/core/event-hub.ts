@@ -1,10 +1,20 @@
 // One `/global/event` subscription shared by every waiter on a client: twelve parallel delegations
 // read one stream, not twelve. The stream opens with the first listener and closes shortly after
-// the last one leaves, so a script using the library can exit.
+// the last one leaves, so a script using the library can exit. When the stream drops, the hub asks
+// the server's health at once: a server that does not answer is gone, and every listener hears
+// `conductor.lost` within a second or two instead of waiting out the reconnect attempts.
 import type { OpencodeClient } from "../client/connect.js";
-import type { OpencodeEvent, ReconnectedEvent } from "../client/types.js";
+import { safeUrl } from "../client/errors.js";
+import type { DisconnectedEvent, OpencodeEvent, ReconnectedEvent } from "../client/types.js";
+import type { RecordedError } from "./turns/record.js";
 
-export type HubEvent = OpencodeEvent | ReconnectedEvent;
+/** The server stopped answering: turns that were running will get no recorded end from it. */
+export interface ServerLostEvent {
+  type: "conductor.lost";
+  properties: { error: RecordedError };
+}
+
+export type HubEvent = OpencodeEvent | ReconnectedEvent | DisconnectedEvent | ServerLostEvent;
 export type HubListener = (event: HubEvent) => void;
 /** Told when the stream is gone for good (closed, or failed and not reconnecting). */
 export type HubErrorListener = (error: Error) => void;
@@ -17,6 +27,8 @@ export interface EventSource {
 }
 
 const LINGER_MS = 1_000;
+/** A live opencode answers its health route in milliseconds; this much silence means it is gone. */
+const PROBE_TIMEOUT_MS = 1_000;
 const MAX_REQUESTS_REMEMBERED = 1_000;
 
 export class EventHub implements EventSource {
@@ -107,6 +119,7 @@ export class EventHub implements EventSource {
               resolve();
             }
             this.dispatch(event);
+            if (event.type === "conductor.disconnected") void this.probe(controller, event.properties.message);
           }
         } catch (error) {
           if (!ready) reject(error);
@@ -121,6 +134,19 @@ export class EventHub implements EventSource {
       })();
     });
     return this.connected;
+  }
+
+  /** The stream dropped: if the server does not answer either, it is gone (the stream is dropped too). */
+  private async probe(controller: AbortController, why: string): Promise<void> {
+    const answered = await this.client.call("global.health", undefined, { timeoutMs: PROBE_TIMEOUT_MS }).then(
+      () => true,
+      () => false,
+    );
+    if (answered || this.controller !== controller) return;
+    const message = `opencode at ${safeUrl(this.client.url)} went away (event stream: ${why}; no answer to a health check). Its outcome is unknown until it is back: then ask again with the session id.`;
+    this.dispatch({ type: "conductor.lost", properties: { error: { name: "ServerLost", message } } });
+    // The next subscriber starts a new stream, which fails at once while the server is down.
+    this.stop();
   }
 
   /** The stream failed and will not come back by itself: waiters would otherwise hang. */

@@ -10,16 +10,16 @@
 // text: the usual 429/400/unknown model) is deleted and the original task sent again, so the next
 // model sees the history exactly as the first one did; a turn that did work is kept and the next
 // model is asked to continue it.
-import type { Schemas } from "../client/types.js";
 import { waitThrough, type BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./discovery.js";
 import type { HubEvent } from "./event-hub.js";
 import { formatModel, type ModelRef } from "./model-resolve.js";
-import { errorOf, lastTurn, type SessionMessage, type TurnSummary } from "./summary.js";
+import { lastTurn, type SessionMessage, type TurnSummary } from "./summary.js";
 import { keep } from "./turn.js";
 import { readLastTurn } from "./turn-messages.js";
 import { TurnWatch, type TurnWaitOptions, type WaitOutcome } from "./turn-watch.js";
+import type { RecordedError } from "./turns/record.js";
 
 export interface FallbackRecord {
   /** `provider/model` that failed. */
@@ -53,8 +53,6 @@ export async function resolveFallbacks(ctx: CoreContext, names: string[], model:
   return refs.filter((ref) => !seen.has(formatModel(ref)) && seen.add(formatModel(ref)));
 }
 
-type AnyError = NonNullable<Schemas["AssistantMessage"]["error"]>;
-
 export const CONTINUE_TEXT = "The previous model failed before finishing. Continue the task from where it stopped.";
 
 /**
@@ -62,13 +60,9 @@ export const CONTINUE_TEXT = "The previous model failed before finishing. Contin
  * model or its provider failed (APIError of any status, an unknown model, missing credentials).
  * An abort, a context overflow or a length/content/output error would fail another model too.
  */
-export function fallbackReason(error: AnyError | undefined): string | undefined {
-  const e = errorOf(error);
+export function fallbackReason(e: RecordedError | undefined): string | undefined {
   if (!e) return undefined;
-  if (e.name === "APIError") {
-    const status = (error as { data?: { statusCode?: unknown } }).data?.statusCode;
-    return `APIError${typeof status === "number" ? ` ${status}` : ""}: ${e.message}`;
-  }
+  if (e.name === "APIError") return `APIError${e.statusCode !== undefined ? ` ${e.statusCode}` : ""}: ${e.message}`;
   if (e.name === "ProviderAuthError") return `${e.name}: ${e.message}`;
   if (e.name === "UnknownError" && /model not found/i.test(e.message)) return `${e.name}: ${e.message}`;
   return undefined;
@@ -256,16 +250,16 @@ class Watchdog {
   private async decide(watch: TurnWatch): Promise<TurnWatch | undefined> {
     clearTimeout(this.timer);
     if (!this.active || watch !== this.current) return undefined;
-    if (!watch.ended) {
-      this.stop(); // the watch failed: nothing to decide on
+    const verdict = watch.verdict;
+    if (!watch.ended || !verdict || verdict.status === "lost") {
+      this.stop(); // the watch failed or the server went away: nothing to decide on
       return undefined;
     }
     const messages = watch.messages ?? (await readLastTurn(this.ctx.client, this.sessionId));
     const { user, replies } = lastTurn(messages);
-    const last = replies.at(-1)?.info;
-    const error = last?.role === "assistant" ? last.error : replies.length === 0 ? watch.sessionError : undefined;
-    const succeeded = !error && replies.length > 0 && !didNothing(replies);
-    const reason = this.tripped && !succeeded ? this.tripped : fallbackReason(error);
+    const succeeded = verdict.status === "done" && replies.length > 0 && !didNothing(replies);
+    // The turn's recorded error is a reason to switch, fast (a 400) or slow (retries run out), as is our own abort on the retry timeout.
+    const reason = this.tripped && !succeeded ? this.tripped : verdict.status === "error" ? fallbackReason(verdict.error) : undefined;
     const from = this.model ? formatModel(this.model) : (modelOfTurn(messages) ?? "default model");
     const next = reason ? this.queue.shift() : undefined;
     if (reason) this.failures.push({ model: from, reason });

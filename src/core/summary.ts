@@ -4,12 +4,17 @@ import { isAbsolute, relative, resolve } from "node:path";
 import type { Schemas } from "../client/types.js";
 import type { PendingRequest } from "./approvals.js";
 import type { FallbackRecord } from "./fallback.js";
+import { isTerminal, outcomeOf, recordedError, type TurnVerdict } from "./turns/record.js";
+import { recordedMessage } from "./turns/v1-events.js";
 
 /** Tools whose completed call edits the file named in its input. */
 export const FILE_TOOLS = new Set(["write", "edit", "apply_patch", "patch", "multiedit"]);
 
-/** `checks_failed` and `budget_exceeded` come from the gate loop and budgets (delegate). */
-export type TurnStatus = "done" | "error" | "blocked" | "running" | "interrupted" | "checks_failed" | "budget_exceeded";
+/**
+ * `done`, `error`, `interrupted` and `lost` say what opencode recorded (turns/record.ts);
+ * `checks_failed` and `budget_exceeded` come from the gate loop and budgets (delegate).
+ */
+export type TurnStatus = "done" | "error" | "blocked" | "running" | "interrupted" | "lost" | "checks_failed" | "budget_exceeded";
 export type Detail = "final" | "summary" | "full";
 export type SessionMessage = { info: Schemas["Message"]; parts: Schemas["Part"][] };
 type AnyError = NonNullable<Schemas["AssistantMessage"]["error"]>;
@@ -18,6 +23,8 @@ export type FileDiff = Schemas["SnapshotFileDiff"];
 export interface TurnError {
   name: string;
   message: string;
+  /** The provider's HTTP status, for an APIError. */
+  statusCode?: number;
 }
 
 export interface FileChange {
@@ -81,10 +88,8 @@ export interface SummaryInput {
   filesEdited?: Iterable<string>;
   /** The turn's diff (`session.diff?messageID=`, git projects only): it replaces the files from tool calls. */
   diff?: FileDiff[];
-  /** An error reported by `session.error` that left no assistant message (e.g. unknown model). */
-  sessionError?: AnyError;
-  /** We aborted this turn ourselves. */
-  interrupted?: boolean;
+  /** How the turn ended as the turn machine decided it; else it is read from the messages. */
+  verdict?: TurnVerdict;
   detail?: Detail;
 }
 
@@ -104,26 +109,37 @@ export function lastTurn(messages: SessionMessage[]): { user?: SessionMessage; r
 }
 
 export function errorOf(error: AnyError | undefined): TurnError | undefined {
-  if (!error) return undefined;
-  const data = (error as { data?: { message?: unknown } }).data;
-  const message = typeof data?.message === "string" ? data.message : JSON.stringify(data ?? {});
-  return { name: error.name, message };
+  return recordedError(error);
+}
+
+/**
+ * The outcome of the session's last turn as its messages record it, for a session known to be
+ * idle; undefined while the last reply is not terminal yet (its end may still be on its way).
+ */
+export function recordedVerdict(messages: SessionMessage[]): TurnVerdict | undefined {
+  const { user, replies } = lastTurn(messages);
+  const last = replies.at(-1);
+  if (!last) return user ? { status: "lost", error: { name: "TurnLost", message: "opencode is idle and recorded no reply to the last message." } } : { status: "done" };
+  const record = recordedMessage(last);
+  return isTerminal(record) ? outcomeOf(record, undefined) : undefined;
 }
 
 export function summarizeTurn(input: SummaryInput): TurnSummary {
   const { user, replies } = lastTurn(input.messages);
   const last = replies.at(-1);
   const lastInfo = last?.info.role === "assistant" ? last.info : undefined;
-  const error = errorOf(lastInfo?.error) ?? (replies.length === 0 ? errorOf(input.sessionError) : undefined);
   // The last words of the turn; an empty final step (an error, an abort) leaves the earlier text.
   const answer = replies.map((m) => textOf(m.parts)).filter(Boolean).at(-1) ?? "";
 
   let status: TurnStatus;
+  let error: TurnError | undefined;
   if (input.outcome === "blocked") status = "blocked";
   else if (input.outcome !== "idle") status = "running";
-  else if (error?.name === "MessageAbortedError" || (input.interrupted && !error)) status = "interrupted";
-  else if (error) status = "error";
-  else status = "done";
+  else {
+    const verdict = input.verdict ?? recordedVerdict(input.messages) ?? { status: "lost", error: { name: "TurnLost", message: "opencode recorded no end of this turn." } };
+    status = verdict.status;
+    error = verdict.error;
+  }
 
   const summary: TurnSummary = { sessionId: input.sessionId, status, answer };
   if (error) summary.error = error;
@@ -151,19 +167,6 @@ export function filePathOf(input: Record<string, unknown>, metadata?: Record<str
     if (typeof value === "string" && value) return value;
   }
   return undefined;
-}
-
-/**
- * Whether the session's last turn is over: the newest message is a finished assistant reply to the
- * newest user message, and (with `after`, the newest message id before our prompt) that user
- * message is ours. Message ids sort by creation time.
- */
-export function turnOver(messages: SessionMessage[], after?: string): boolean {
-  const last = messages.at(-1)?.info;
-  if (!last || last.role !== "assistant" || (last.time.completed === undefined && !last.error)) return false;
-  const user = messages.findLast((m) => m.info.role === "user")?.info;
-  if (!user) return after === undefined;
-  return last.parentID === user.id && (after === undefined || user.id > after);
 }
 
 function textOf(parts: Schemas["Part"][]): string {

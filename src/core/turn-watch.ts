@@ -1,14 +1,19 @@
-// Waits for a session's turn to end, from the event stream (notes §2). Subscribe before prompting.
-// Every idle (`session.idle` or status idle) is checked against the messages before it counts:
-// error turns emit two idles, aborting an idle session emits one, a turn queued behind another
-// sees the first one's busy, so only "the newest message answers our prompt" ends a turn. After a
-// reconnect the status is re-read so no end is missed.
+// Follows a session's turn on the event stream (docs/opencode-behaviour.md, events) and asks the
+// turn machine (turns/machine.ts) whether opencode has recorded its end: an idle alone never ends
+// a turn. Subscribe before prompting. It also keeps what the caller is shown while the turn runs:
+// progress, files edited, the permission requests and questions that block it. After a reconnect,
+// or when attaching to a session someone else prompted, it re-reads the server and resyncs the
+// machine; when the session stays idle without a recorded end, timers re-read and then give up
+// (`lost`); when the server goes away the turn is `lost` at once.
 import type { OpencodeClient } from "../client/connect.js";
 import type { Schemas } from "../client/types.js";
 import { describeRequest, listPending, permissionFrom, questionFrom, type PendingRequest } from "./approvals.js";
 import type { EventSource, HubEvent } from "./event-hub.js";
-import { FILE_TOOLS, filePathOf, turnOver, type SessionMessage } from "./summary.js";
+import { FILE_TOOLS, filePathOf, type SessionMessage } from "./summary.js";
 import { readLastTurn, SeenMessages } from "./turn-messages.js";
+import { TurnMachine, type SessionActivity, type TurnEvent } from "./turns/machine.js";
+import type { RecordedError, TurnVerdict } from "./turns/record.js";
+import { recordedMessage, V1TurnEvents } from "./turns/v1-events.js";
 
 export type TurnProgress =
   | { kind: "busy"; message: string }
@@ -35,8 +40,10 @@ export interface TurnWatchOptions {
   onRetry?: (status: { attempt: number; message: string; next: number }) => void;
 }
 
-/** A prompt sent by someone else this recently may still be about to turn busy (notes §2: up to ~0.6 s, more under load). */
+/** A prompt accepted this recently may still be about to turn busy (~0.6 s on a fresh instance, more under load). */
 const START_GRACE_MS = 10_000;
+/** Idle with the reply not yet terminal: a failed turn's error lands within ~250 ms; after this, read again, then give up. */
+const SETTLE_MS = 2_000;
 
 export class TurnWatch {
   /** Sessions whose requests block this one: itself and sub-agent children seen while watching. */
@@ -44,22 +51,23 @@ export class TurnWatch {
   readonly pending = new Map<string, PendingRequest>();
   readonly filesEdited = new Set<string>();
   retry: { attempt: number; message: string; next: number } | undefined;
-  /** The last `session.error` of the session (some errors leave no assistant message). */
-  sessionError: NonNullable<Schemas["EventSessionError"]["properties"]["error"]> | undefined;
-  /** The session's last turn as read when its end was confirmed (the summary reuses it). */
+  /** The session's last turn as known when its end was confirmed (the summary reuses it). */
   messages: SessionMessage[] | undefined;
   private failure: unknown;
   /** unknown: nobody told us whether a turn runs (attach on the first wait). */
   private state: "unknown" | "running" | "ended" = "unknown";
-  /** Newest message id before our prompt: the turn's user message comes after it. */
-  private after: string | undefined;
-  private errorSincePrompt = false;
+  /** Decides the end; created when the turn is known (our prompt, or the first read when attaching). */
+  private machine: TurnMachine | undefined;
+  private final: TurnVerdict | undefined;
+  private readonly translate: V1TurnEvents;
   /** The session's messages as events told them since we subscribed (complete for a turn we prompted). */
   private readonly seen = new SeenMessages();
-  private promptedByUs = false;
   private sawBusy = false;
-  private idleCheckQueued = false;
-  private graceTimer: NodeJS.Timeout | undefined;
+  private promptedAt = 0;
+  private activity: SessionActivity | undefined;
+  /** Re-reads armed while the session is idle and the machine still waits for evidence. */
+  private evidenceTimer: NodeJS.Timeout | undefined;
+  private evidenceReads = 0;
   private readonly wakers = new Set<() => void>();
   private readonly endListeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
@@ -76,6 +84,12 @@ export class TurnWatch {
   ) {
     this.sessions = new Set([sessionId]);
     this.onProgress = options.onProgress;
+    this.translate = new V1TurnEvents(sessionId);
+  }
+
+  /** How the turn ended, as opencode recorded it (set once `ended`). */
+  get verdict(): TurnVerdict | undefined {
+    return this.final;
   }
 
   /** Subscribes (and waits until the subscription is live) before the caller prompts. */
@@ -108,12 +122,21 @@ export class TurnWatch {
    */
   prompted(after?: string): void {
     this.state = "running";
-    this.promptedByUs = true;
-    this.after = after;
-    this.errorSincePrompt = false;
+    this.machine = new TurnMachine(after);
     this.sawBusy = false;
+    this.promptedAt = Date.now();
+    this.evidenceReads = 0;
     this.messages = undefined;
-    clearTimeout(this.graceTimer);
+    clearTimeout(this.evidenceTimer);
+    // What the events told since we subscribed (the prompt's own messages) counts already.
+    if (this.activity) this.machine.apply({ type: "status", status: this.activity });
+    for (const m of this.seen.list()) this.machine.apply({ type: "message", message: recordedMessage(m) });
+  }
+
+  /** The server went away: the turn's end will never be recorded by this server process. */
+  lose(error: RecordedError): void {
+    if (this.settled) return;
+    this.end(this.seen.list(), { status: "lost", error });
   }
 
   /** Ends the wait with an error, e.g. when the prompt request itself failed. */
@@ -131,7 +154,7 @@ export class TurnWatch {
 
   /** Stops watching; a wait still running on it answers `cancelled`. */
   close(): void {
-    clearTimeout(this.graceTimer);
+    clearTimeout(this.evidenceTimer);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.closed = true;
@@ -160,29 +183,75 @@ export class TurnWatch {
     }
   }
 
-  /** Waiting on a session we did not prompt: its current status decides, helped by its messages. */
+  /** Waiting on a session we did not prompt: its last turn, as the server holds it, is the one we follow. */
   private async attach(): Promise<void> {
     if (this.state !== "unknown") return;
     this.state = "running";
-    const status = (await this.client.call("session.status"))[this.sessionId];
-    if (status && status.type !== "idle") {
-      this.sawBusy = true;
-      if (status.type === "retry") this.retry = { attempt: status.attempt, message: status.message, next: status.next };
-      return;
-    }
-    const messages = await readLastTurn(this.client, this.sessionId).catch(() => undefined);
-    const newest = messages?.at(-1)?.info;
-    const age = newest?.role === "user" ? Date.now() - newest.time.created : Infinity;
-    if (!messages || turnOver(messages) || age >= START_GRACE_MS) return this.end(messages);
-    // A prompt sent a moment ago whose busy is still to come: events decide, or a second look at the end of the grace.
-    this.graceTimer = setTimeout(() => this.schedule(() => this.recheck()), START_GRACE_MS - age);
-    this.graceTimer.unref();
+    const [activity, messages] = await Promise.all([this.readActivity(), readLastTurn(this.client, this.sessionId)]);
+    const lastUser = messages.findLastIndex((m) => m.info.role === "user");
+    if (lastUser < 0 && messages.length === 0) return this.end(messages, { status: "done" }); // a session that never ran
+    this.machine = new TurnMachine(lastUser > 0 ? messages[lastUser - 1]!.info.id : undefined);
+    const user = messages[lastUser]?.info;
+    this.promptedAt = user?.role === "user" ? user.time.created : 0;
+    this.resync(activity, messages);
   }
 
-  private async recheck(): Promise<void> {
-    if (this.state !== "running" || this.sawBusy) return;
+  /** The session's status as `GET /session/status` has it (idle sessions are absent). */
+  private async readActivity(): Promise<SessionActivity> {
     const status = (await this.client.call("session.status"))[this.sessionId];
-    if (!status || status.type === "idle") this.end(await readLastTurn(this.client, this.sessionId).catch(() => undefined));
+    if (status?.type === "retry") this.retry = { attempt: status.attempt, message: status.message, next: status.next };
+    if (status && status.type !== "idle") this.sawBusy = true;
+    return status?.type ?? "idle";
+  }
+
+  private resync(activity: SessionActivity, messages: SessionMessage[]): void {
+    if (!this.machine || this.settled) return;
+    this.activity = activity;
+    this.machine.resync({ activity, messages: messages.map(recordedMessage) });
+    this.afterEvidence(messages);
+  }
+
+  /** Feeds one event to the machine and acts on what it decided. */
+  private feed(event: TurnEvent): void {
+    if (!this.machine || this.settled) return;
+    this.machine.apply(event);
+    this.afterEvidence();
+  }
+
+  /** Ends the watch on a verdict, or arms the re-read that looks for evidence an idle session owes us. */
+  private afterEvidence(read?: SessionMessage[]): void {
+    const machine = this.machine;
+    if (!machine || this.settled) return;
+    if (machine.verdict) return this.end(read ?? this.seen.list(), machine.verdict);
+    const phase = machine.phase;
+    const idle = this.activity === "idle";
+    if (!idle || (phase !== "settling" && phase !== "waiting")) {
+      clearTimeout(this.evidenceTimer);
+      this.evidenceTimer = undefined;
+      this.evidenceReads = 0;
+      return;
+    }
+    if (this.evidenceTimer) return;
+    // settling: the reply's end is due within ms; waiting: a prompt accepted a moment ago may start yet.
+    const ms = phase === "settling" ? SETTLE_MS : Math.max(SETTLE_MS, this.promptedAt + START_GRACE_MS - Date.now());
+    this.evidenceTimer = setTimeout(() => {
+      this.evidenceTimer = undefined;
+      this.schedule(() => this.lookAgain());
+    }, ms);
+    this.evidenceTimer.unref();
+  }
+
+  /** The session stayed idle without evidence: read it; the second time in a row, take what is there. */
+  private async lookAgain(): Promise<void> {
+    if (!this.machine || this.settled) return;
+    const [activity, messages] = await Promise.all([this.readActivity(), readLastTurn(this.client, this.sessionId)]);
+    this.evidenceReads += 1;
+    this.resync(activity, messages);
+    if (this.settled || activity !== "idle" || this.evidenceReads < 2) return;
+    clearTimeout(this.evidenceTimer);
+    this.evidenceTimer = undefined;
+    const verdict = this.machine.giveUp({ name: "TurnLost", message: "opencode is idle but recorded no end of this turn (it may have restarted under it, or dropped a queued message)." });
+    this.end(messages, verdict);
   }
 
   /** Merges the server's list: drops what was answered, keeps what was asked meanwhile. */
@@ -212,12 +281,13 @@ export class TurnWatch {
     for (const wake of [...this.wakers]) wake();
   }
 
-  private end(messages: SessionMessage[] | undefined): void {
+  private end(messages: SessionMessage[] | undefined, verdict: TurnVerdict): void {
     if (this.settled) return;
+    this.final = verdict;
     this.state = "ended";
     this.messages = messages;
     this.pending.clear();
-    clearTimeout(this.graceTimer);
+    clearTimeout(this.evidenceTimer);
     this.settle();
   }
 
@@ -236,13 +306,25 @@ export class TurnWatch {
   }
 
   private onEvent(event: HubEvent): void {
+    if (event.type === "conductor.lost") return this.lose(event.properties.error);
+    this.observe(event);
+    // The translation sees every event (it keeps message state); the machine gets the turn's.
+    const turnEvent = this.translate.translate(event);
+    if (!turnEvent) return;
+    if (turnEvent.type === "status") this.activity = turnEvent.status;
+    this.feed(turnEvent);
+  }
+
+  /** Bookkeeping for the caller: messages seen, progress, the requests that block the turn. */
+  private observe(event: HubEvent): void {
     switch (event.type) {
       case "conductor.reconnected":
-        // Events were lost while the stream was down: re-read what matters.
+        // Events were lost while the stream was down: read what the server holds now.
         this.seen.complete = false;
         this.schedule(async () => {
-          const status = (await this.client.call("session.status"))[this.sessionId];
-          if (!status || status.type === "idle") await this.checkIdle();
+          if (!this.machine || this.settled) return;
+          const [activity, messages] = await Promise.all([this.readActivity(), readLastTurn(this.client, this.sessionId)]);
+          this.resync(activity, messages);
           await this.refreshPending();
         });
         return;
@@ -254,8 +336,7 @@ export class TurnWatch {
       }
       case "session.status": {
         const { sessionID, status } = event.properties;
-        if (sessionID !== this.sessionId) return;
-        if (status.type === "idle") return this.onIdle();
+        if (sessionID !== this.sessionId || status.type === "idle") return;
         if (!this.sawBusy && this.state === "running") this.progress({ kind: "busy", message: "working" });
         this.sawBusy = true;
         if (status.type === "busy") {
@@ -269,14 +350,6 @@ export class TurnWatch {
         this.notify();
         return;
       }
-      case "session.error":
-        if (event.properties.sessionID !== this.sessionId) return;
-        if (event.properties.error) this.sessionError = event.properties.error;
-        if (this.state === "running") this.errorSincePrompt = true;
-        return;
-      case "session.idle":
-        if (event.properties.sessionID === this.sessionId) this.onIdle();
-        return;
       case "permission.asked":
       case "question.asked": {
         if (!this.sessions.has(event.properties.sessionID) || this.settled) return;
@@ -323,33 +396,6 @@ export class TurnWatch {
         this.progress({ kind: "file", file, message: `edited ${file}` });
       }
     }
-  }
-
-  /** `session.status idle` and `session.idle` come in pairs: one check covers both. */
-  private onIdle(): void {
-    if (this.state !== "running" || this.idleCheckQueued) return;
-    this.idleCheckQueued = true;
-    this.schedule(async () => {
-      this.idleCheckQueued = false;
-      await this.checkIdle();
-    });
-  }
-
-  private async checkIdle(): Promise<void> {
-    if (this.state !== "running") return;
-    // The events already told the whole turn (they come with the idle): no read needed. An error
-    // turn's error lands on its message only after the first idle, so errors take the read.
-    if (this.promptedByUs && this.seen.complete && !this.errorSincePrompt) {
-      const seen = this.seen.list();
-      if (turnOver(seen, this.after)) return this.end(seen);
-    }
-    const messages = await readLastTurn(this.client, this.sessionId).catch((error: unknown) => {
-      this.fail(error); // better a clear error than a wait that never ends
-      return undefined;
-    });
-    if (!messages) return;
-    // An error can end the loop with no answer at all (unknown model, a dropped queued prompt).
-    if (turnOver(messages, this.after) || this.errorSincePrompt) this.end(messages);
   }
 
   /** Runs checks one after another so their reads and the wait loop see a consistent state. */

@@ -7,7 +7,7 @@ import type { BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "./context.js";
 import type { EventSource } from "./event-hub.js";
 import { switchingAttempt, waitTurn, withFallbacks } from "./fallback.js";
-import { summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
+import { recordedVerdict, summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
 import { newestMessageId, readLastTurn } from "./turn-messages.js";
 import { TurnWatch, type TurnProgress, type WaitOutcome } from "./turn-watch.js";
 
@@ -112,18 +112,23 @@ export interface SummarizeOptions {
   outcome: WaitOutcome;
   watch?: TurnWatch;
   detail?: Detail;
-  interrupted?: boolean;
 }
 
 /** The summary of the session's last turn, given how the wait for it ended. */
 export async function summarizeSession(ctx: CoreContext, sessionId: string, o: SummarizeOptions): Promise<TurnSummary> {
   const over = o.outcome === "idle";
-  // The watch read the messages when it confirmed the end: reuse them rather than read again.
-  const messages = over && o.watch?.messages ? o.watch.messages : await readLastTurn(ctx.client, sessionId);
+  const verdict = over ? o.watch?.verdict : undefined;
+  // The watch knew the messages when it confirmed the end (a lost server cannot be read): reuse them.
+  const messages = verdict && o.watch?.messages ? o.watch.messages : await readLastTurn(ctx.client, sessionId);
+  if (over && !verdict && !recordedVerdict(messages)) {
+    // Idle, but the last reply's end is not recorded yet (a failed turn's error lands a moment
+    // after its first idle; a turn cut off by a restart never gets one): the machine decides.
+    return waitForSession(ctx, sessionId, { detail: o.detail });
+  }
   const pending = over ? [] : o.watch && o.watch.pending.size > 0 ? [...o.watch.pending.values()] : await listPending(ctx.client, o.watch?.sessions ?? [sessionId]);
-  const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, sessionError: o.watch?.sessionError, interrupted: o.interrupted, detail: o.detail };
+  const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, verdict, detail: o.detail };
   const summary = withFallbacks(ctx, summarizeTurn(input), messages);
-  if (!over || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;
+  if (!over || summary.status === "lost" || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;
   // Per-turn diffs exist only in git projects (notes §7); they also name what a shell command changed.
   const diff: FileDiff[] = await ctx.client.call("session.diff", { path: { sessionID: sessionId }, query: { messageID: summary.messageId } }).catch(() => []);
   return diff.length > 0 ? withFallbacks(ctx, summarizeTurn({ ...input, diff }), messages) : summary;

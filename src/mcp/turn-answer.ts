@@ -11,7 +11,7 @@ import type { TurnSummary } from "../core/summary.js";
 // transcript, checks, budget, replayed, fallbacks.
 export const turnOutput = {
   session_id: z.string(),
-  status: z.enum(["done", "error", "blocked", "running", "interrupted", "checks_failed", "budget_exceeded"]),
+  status: z.enum(["done", "error", "blocked", "running", "interrupted", "lost", "checks_failed", "budget_exceeded"]),
 };
 
 type PendingData = {
@@ -61,6 +61,7 @@ function nextStep(s: TurnSummary): string | undefined {
   if (s.status === "blocked") return `Answer each pending request with oc_answer, then call oc_wait {"session_id":"${s.sessionId}"}.`;
   if (s.status === "running") return `Call oc_wait {"session_id":"${s.sessionId}"} to get the result (oc_result reads the state without waiting).`;
   if (s.status === "checks_failed") return `Checks still fail (see checks): fix them, or continue with oc_delegate {"session_id":"${s.sessionId}", ...} and the same checks.`;
+  if (s.status === "lost") return `opencode recorded no end of this turn. Once opencode answers again, oc_result {"session_id":"${s.sessionId}"} reads what it recorded; oc_delegate {"session_id":"${s.sessionId}", ...} continues the work.`;
   if (s.status === "budget_exceeded") return `Stopped at the budget (see budget). To spend more, continue with oc_delegate {"session_id":"${s.sessionId}", ...} and a new budget.`;
   return undefined;
 }

@@ -59,7 +59,7 @@ describe("client against real opencode", () => {
     const create = async () => created.add((await h.client.call("session.create", { body: { title: "events" } })).id);
     try {
       for await (const event of h.client.events({ signal: controller.signal })) {
-        if (event.type === "conductor.reconnected") continue;
+        if (event.type === "conductor.reconnected" || event.type === "conductor.disconnected") continue;
         seen.push(event.type);
         if (event.type === "server.connected" && !timer) {
           await create();

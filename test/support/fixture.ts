@@ -40,7 +40,24 @@ export const FIXTURE_VERSION = "1.18.33";
 export const FIXTURE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", FIXTURE_VERSION);
 
 /** Scenarios `npm run record` writes (and the replay tests read). */
-export const SCENARIOS = ["session-crud", "text-turn", "tool-turn", "permission", "retry-failure", "providers"] as const;
+export const SCENARIOS = [
+  "session-crud",
+  "text-turn",
+  "tool-turn",
+  "permission",
+  "retry-failure",
+  "providers",
+  // How failed and stopped turns end, with the events' real timing (the double idle, the late error).
+  "end-error-400",
+  "end-error-401",
+  "end-429-fast",
+  "end-500-fast",
+  "end-unknown-model",
+  "end-abort-stream",
+  "end-abort-retry",
+  "end-permission-rejected",
+  "end-question-rejected",
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export function fixturePath(name: string): string {

@@ -39,9 +39,9 @@ export async function watchSession(client: OpencodeClient, sessionId: string, op
 
   const reading = (async () => {
     for await (const event of client.events({ signal: controller.signal })) {
-      if (event.type === "conductor.reconnected") {
+      if (event.type === "conductor.reconnected" || event.type === "conductor.disconnected") {
         // Events were lost while the stream was down: a wait could miss its event, so say so.
-        failure = new Error(`event stream reconnected after ${event.properties.downtimeMs} ms; events may be lost`);
+        failure = new Error(`event stream ${event.type === "conductor.disconnected" ? "dropped" : "reconnected"}; events may be lost`);
       } else if (event.type === "server.connected") {
         connected();
       } else if (sessionOf(event) === sessionId) {

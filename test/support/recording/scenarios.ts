@@ -3,8 +3,8 @@
 import { NotFoundError, type OpencodeClient } from "../../../src/client/index.js";
 import type { ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
-import { httpError, text, times, toolCall } from "../scripted-model.js";
-import { createSession, prompt, promptAndWait, readMessages, watchSession } from "../turns.js";
+import { hang, httpError, text, times, toolCall, type Step } from "../scripted-model.js";
+import { createSession, prompt, promptAndWait, readMessages, watchSession, type SessionWatch } from "../turns.js";
 
 export interface Scenario {
   name: ScenarioName;
@@ -20,6 +20,46 @@ export const TEXT_ANSWER = "Hello from scripted.";
 function check(ok: boolean, what: string): void {
   if (!ok) throw new Error(`recording went wrong: ${what}`);
 }
+
+/**
+ * Waits until opencode has recorded the turn's end: an idle that comes after the assistant message
+ * turned terminal (completed or errored), or after a session error when no assistant message
+ * exists. The first idle of a failed turn comes before its error lands, so it is not enough.
+ */
+async function settled(watch: SessionWatch): Promise<void> {
+  const terminalAt = () =>
+    watch.events.findLastIndex((e) => {
+      if (e.type === "session.error") return !watch.events.some((m) => m.type === "message.updated" && m.properties.info.role === "assistant");
+      return e.type === "message.updated" && e.properties.info.role === "assistant" && (e.properties.info.time.completed !== undefined || e.properties.info.error !== undefined);
+    });
+  await watch.waitFor("the recorded end of the turn", (e) => e.type === "session.idle" && terminalAt() >= 0 && watch.events.indexOf(e) > terminalAt());
+}
+
+/** A failing turn: the model answers `steps`; the recording runs until opencode recorded the end. */
+function endScenario(name: ScenarioName, steps: Step[], o: { model?: { providerID: string; modelID: string }; server?: StartOpencodeOptions; during?: (client: OpencodeClient, id: string, watch: SessionWatch) => Promise<void> } = {}): Scenario {
+  return {
+    name,
+    ...(o.server ? { server: o.server } : {}),
+    async run(client, server) {
+      const session = await createSession(client, name);
+      if (steps.length) server.model.forSession(session.id).queue(...steps);
+      const watch = await watchSession(client, session.id);
+      try {
+        await prompt(client, session.id, "go", o.model);
+        await o.during?.(client, session.id, watch);
+        await settled(watch);
+      } finally {
+        watch.close();
+      }
+      await readMessages(client, session.id); // what opencode recorded, once settled
+    },
+  };
+}
+
+const abortAfter = (what: string, match: (e: { type: string; properties?: unknown }) => boolean) => async (client: OpencodeClient, id: string, watch: SessionWatch) => {
+  await watch.waitFor(what, match as (e: unknown) => boolean);
+  await client.call("session.abort", { path: { sessionID: id } });
+};
 
 export const scenarios: Scenario[] = [
   {
@@ -81,6 +121,30 @@ export const scenarios: Scenario[] = [
       check(turn.events.some((e) => e.type === "session.error"), "no session.error");
     },
   },
+  endScenario("end-error-400", [httpError(400)]),
+  endScenario("end-error-401", [httpError(401)]),
+  endScenario("end-429-fast", [times(6, httpError(429, { retryAfterMs: 50 }))]),
+  endScenario("end-500-fast", [times(6, httpError(500, { retryAfterMs: 50 }))]),
+  endScenario("end-unknown-model", [], { model: { providerID: "fake", modelID: "nope" } }),
+  endScenario("end-abort-stream", [hang({ text: "partial" })], {
+    during: abortAfter("the streamed text", (e) => e.type === "message.part.updated" && (e.properties as { part: { type: string } }).part.type === "text"),
+  }),
+  endScenario("end-abort-retry", [times(6, httpError(429, { retryAfterMs: 30_000 }))], {
+    during: abortAfter("a retry", (e) => e.type === "session.status" && (e.properties as { status: { type: string } }).status.type === "retry"),
+  }),
+  endScenario("end-permission-rejected", [toolCall("bash", { command: "echo x > rejected.txt", description: "reject me" }), text("never sent")], {
+    server: { permission: { bash: "ask" } },
+    during: async (client, _id, watch) => {
+      const asked = await watch.waitFor("permission.asked", (e) => e.type === "permission.asked");
+      await client.call("permission.reply", { path: { requestID: (asked.properties as { id: string }).id }, body: { reply: "reject" } });
+    },
+  }),
+  endScenario("end-question-rejected", [toolCall("question", { questions: [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }] }), text("never sent")], {
+    during: async (client, _id, watch) => {
+      const asked = await watch.waitFor("question.asked", (e) => e.type === "question.asked");
+      await client.call("question.reject", { path: { requestID: (asked.properties as { id: string }).id } });
+    },
+  }),
   {
     name: "providers",
     async run(client) {

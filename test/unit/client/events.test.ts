@@ -47,7 +47,7 @@ describe("streamEvents", () => {
       types.push(event.type === "session.idle" ? `idle:${event.properties.sessionID}` : event.type);
       if (event.type === "session.idle" && event.properties.sessionID === "ses_b") controller.abort();
     }
-    expect(types).toEqual(["server.connected", "idle:ses_a", "server.connected", "conductor.reconnected", "idle:ses_b"]);
+    expect(types).toEqual(["server.connected", "idle:ses_a", "conductor.disconnected", "server.connected", "conductor.reconnected", "idle:ses_b"]);
     expect(opens).toBe(3);
   });
 
@@ -60,7 +60,7 @@ describe("streamEvents", () => {
       types.push(event.type);
       if (event.type === "session.idle") controller.abort();
     }
-    expect(types).toEqual(["server.connected", "server.connected", "conductor.reconnected", "session.idle"]);
+    expect(types).toEqual(["server.connected", "conductor.disconnected", "server.connected", "conductor.reconnected", "session.idle"]);
   });
 
   it("does not retry auth failures or a server never reached", async () => {
@@ -88,7 +88,7 @@ describe("streamEvents giving up", () => {
     await expect(async () => {
       for await (const event of streamEvents(open, { maxBackoffMs: 5, giveUpAfterMs: 50 })) seen.push(event.type);
     }).rejects.toThrow(/down for .* giving up/);
-    expect(seen).toEqual(["server.connected"]);
+    expect(seen).toEqual(["server.connected", "conductor.disconnected"]); // said once per outage
     expect(opens).toBeGreaterThan(2);
   });
 });

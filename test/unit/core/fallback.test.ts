@@ -3,9 +3,10 @@
 import { describe, expect, it } from "vitest";
 import { didNothing, exhaustedError, fallbackReason, modelOfTurn, RetryClock } from "../../../src/core/fallback.js";
 import type { SessionMessage } from "../../../src/core/summary.js";
+import { recordedError } from "../../../src/core/turns/record.js";
 
-type AnyError = Parameters<typeof fallbackReason>[0];
-const err = (name: string, data: Record<string, unknown>) => ({ name, data }) as unknown as AnyError;
+// opencode's error objects as recorded (notes in docs/opencode-behaviour.md), read the way the turn machine reads them.
+const err = (name: string, data: Record<string, unknown>) => recordedError({ name, data });
 
 describe("fallbackReason", () => {
   it.each([

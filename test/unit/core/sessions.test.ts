@@ -253,6 +253,7 @@ describe("abort and delete", () => {
         busy = false;
         return true;
       },
+      "GET /session/ses_a/message": [],
       "DELETE /session/ses_a": true,
     });
     expect(await deleteSession(ctx, "ses_a")).toEqual({ sessionId: "ses_a", deleted: true, aborted: true });

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PendingRequest } from "../../../src/core/approvals.js";
-import { lastTurn, summarizeTurn, turnOver, type SessionMessage } from "../../../src/core/summary.js";
+import { lastTurn, recordedVerdict, summarizeTurn, type SessionMessage } from "../../../src/core/summary.js";
 
 const load = (name: string): SessionMessage[] => JSON.parse(readFileSync(join(import.meta.dirname, `../../fixtures/1.18.33/messages-${name}.json`), "utf8"));
 const S = "ses_x";
@@ -57,10 +57,9 @@ describe("summarizeTurn on recorded turns", () => {
     expect(s).toMatchObject({ status: "error", answer: "", error: { name: "APIError", message: "Bad request" }, tools: [], files: [] });
   });
 
-  it("an aborted turn is interrupted, with or without the caller saying so", () => {
+  it("an aborted turn is interrupted, as its message records", () => {
     const messages = load("interrupted");
     expect(summarizeTurn({ sessionId: S, messages, outcome: "idle" })).toMatchObject({ status: "interrupted", error: { name: "MessageAbortedError" } });
-    expect(summarizeTurn({ sessionId: S, messages, outcome: "idle", interrupted: true }).status).toBe("interrupted");
   });
 
   it("a turn waiting on a question: blocked with the request, or running when the wait timed out", () => {
@@ -84,14 +83,14 @@ describe("summarizeTurn on recorded turns", () => {
     expect(summarizeTurn({ sessionId: S, messages: load("write-git"), outcome: "idle", detail: "final" })).toEqual({ sessionId: S, status: "done", answer: "I wrote hello.txt." });
   });
 
-  it("an error that left no reply (unknown model) comes from session.error", () => {
+  it("the turn machine's verdict wins over a read of the messages (an error that left no reply)", () => {
     const messages = load("error-400").slice(0, 1);
-    const s = summarizeTurn({ sessionId: S, messages, outcome: "idle", sessionError: { name: "UnknownError", data: { message: "Model not found: fake/nope." } } });
-    expect(s).toMatchObject({ status: "error", error: { name: "UnknownError", message: "Model not found: fake/nope." }, model: "fake/scripted" });
+    const verdict = { status: "error" as const, error: { name: "UnknownError", message: "Model not found: fake/nope." } };
+    expect(summarizeTurn({ sessionId: S, messages, outcome: "idle", verdict })).toMatchObject({ status: "error", error: verdict.error, model: "fake/scripted" });
   });
 });
 
-describe("lastTurn and turnOver", () => {
+describe("lastTurn and recordedVerdict", () => {
   it("finds the last user message and its replies", () => {
     const messages = load("queued");
     const { user, replies } = lastTurn(messages);
@@ -99,15 +98,13 @@ describe("lastTurn and turnOver", () => {
     expect(replies.map((m) => m.info.id)).toEqual([messages[3]!.info.id]);
   });
 
-  it("a turn is over when the newest message is a finished reply to a user message newer than `after`", () => {
-    const queued = load("queued");
-    expect(turnOver(queued)).toBe(true);
-    expect(turnOver(queued, queued[1]!.info.id)).toBe(true); // the queued turn answered
-    expect(turnOver(queued.slice(0, 3), queued[1]!.info.id)).toBe(false); // queued, not answered yet
-    expect(turnOver(queued.slice(0, 2), queued[1]!.info.id)).toBe(false); // an idle from before our prompt
-    expect(turnOver(load("question-blocked"))).toBe(false); // the assistant is still running
-    expect(turnOver(load("error-400"))).toBe(true);
-    expect(turnOver(load("interrupted"))).toBe(true);
-    expect(turnOver([])).toBe(false);
+  it("reads the outcome an idle session recorded, or nothing while the last reply is not terminal", () => {
+    expect(recordedVerdict(load("queued"))).toEqual({ status: "done" });
+    expect(recordedVerdict(load("error-400"))).toMatchObject({ status: "error", error: { name: "APIError", statusCode: 400 } });
+    expect(recordedVerdict(load("interrupted"))).toMatchObject({ status: "interrupted", error: { name: "MessageAbortedError" } });
+    expect(recordedVerdict(load("question-blocked"))).toBeUndefined(); // the assistant is still running
+    // A user message nobody answered, on an idle session: opencode recorded no end.
+    expect(recordedVerdict(load("queued").slice(0, 3))).toMatchObject({ status: "lost" });
+    expect(recordedVerdict([])).toEqual({ status: "done" });
   });
 });

@@ -1,0 +1,134 @@
+// The turn state machine: it ends a turn only on evidence of what opencode recorded. It is pure
+// (no I/O, no clock) and engine-neutral: an engine turns its server's events into TurnEvents
+// (v1-events.ts for opencode 1.x) and, after a reconnect or when attaching to a running session,
+// hands it a snapshot read from the server. docs/architecture.md draws the states.
+//
+//   waiting ──(our user message, or any evidence)──▶ running ──(idle + terminal reply)──▶ ended
+//      │                                                │ (idle, reply not terminal)
+//      │                                                ▼
+//      │                                             settling ──(reply turns terminal)──▶ ended
+//      └──────────────────(server lost / no end will ever be recorded)──────────────────▶ lost
+//
+// Why not end at the first idle: on a failed turn opencode 1.18.33 goes idle once before the
+// error lands on the assistant message and once after; aborting an idle session idles too; a
+// prompt accepted a moment ago is not busy yet. Only a terminal reply to *our* user message,
+// while the session is idle (or the loop has moved on to a later message), ends the turn.
+import { isTerminal, outcomeOf, repliesTo, turnStart, type RecordedError, type RecordedMessage, type TurnVerdict } from "./record.js";
+
+export type SessionActivity = "busy" | "retry" | "idle";
+
+export type TurnEvent =
+  | { type: "status"; status: SessionActivity }
+  | { type: "message"; message: RecordedMessage }
+  | { type: "message.removed"; id: string }
+  /** An error the session reported (v1 `session.error`); some errors leave no assistant message. */
+  | { type: "error"; error: RecordedError }
+  /** An engine that states the outcome outright (opencode 2.x `session.execution.*`). */
+  | { type: "outcome"; outcome: "succeeded" | "failed" | "interrupted"; error?: RecordedError }
+  /** The server went away: no more evidence will come. */
+  | { type: "lost"; error: RecordedError };
+
+/** Where the machine is; `settling` and `waiting` tell the watcher which timer to arm. */
+export type TurnPhase = "waiting" | "running" | "settling" | "ended";
+
+export class TurnMachine {
+  private readonly messages = new Map<string, RecordedMessage>();
+  private activity: SessionActivity | undefined;
+  private sessionError: RecordedError | undefined;
+  private stated: Extract<TurnEvent, { type: "outcome" }> | undefined;
+  private final: TurnVerdict | undefined;
+
+  /** `after`: the newest message id before our prompt (undefined: the session had none). */
+  constructor(private readonly after: string | undefined) {}
+
+  get verdict(): TurnVerdict | undefined {
+    return this.final;
+  }
+
+  get phase(): TurnPhase {
+    if (this.final) return "ended";
+    const user = this.user();
+    if (!user) return "waiting";
+    const last = repliesTo(this.list(), user).at(-1);
+    if (!last) return "waiting";
+    return this.activity === "idle" ? "settling" : "running";
+  }
+
+  apply(event: TurnEvent): TurnVerdict | undefined {
+    if (this.final) return this.final;
+    switch (event.type) {
+      case "status":
+        this.activity = event.status;
+        break;
+      case "message":
+        this.messages.set(event.message.id, event.message);
+        break;
+      case "message.removed":
+        this.messages.delete(event.id);
+        break;
+      case "error":
+        this.sessionError ??= event.error; // opencode repeats it, the second time with a stack trace
+        break;
+      case "outcome":
+        this.stated = event;
+        break;
+      case "lost":
+        return (this.final = { status: "lost", error: event.error });
+    }
+    return this.decide();
+  }
+
+  /** What the server holds now (after a reconnect, or when attaching): replaces what events told. */
+  resync(snapshot: { activity: SessionActivity; messages: readonly RecordedMessage[] }): TurnVerdict | undefined {
+    if (this.final) return this.final;
+    this.activity = snapshot.activity;
+    this.messages.clear();
+    for (const m of snapshot.messages) this.messages.set(m.id, m);
+    return this.decide();
+  }
+
+  /**
+   * The watcher's timers ran out: the session stayed idle and nothing more was recorded (the
+   * server restarted under the turn, or dropped a queued message). What it has is all there is.
+   */
+  giveUp(error: RecordedError): TurnVerdict {
+    if (this.final) return this.final;
+    if (this.sessionError && this.activity === "idle" && !this.lastReply()) return (this.final = { status: "error", error: this.sessionError });
+    return (this.final = { status: "lost", error });
+  }
+
+  private list(): RecordedMessage[] {
+    return [...this.messages.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  private user(): RecordedMessage | undefined {
+    return turnStart(this.list(), this.after);
+  }
+
+  private lastReply(): RecordedMessage | undefined {
+    const user = this.user();
+    return user ? repliesTo(this.list(), user).at(-1) : undefined;
+  }
+
+  private decide(): TurnVerdict | undefined {
+    const list = this.list();
+    const user = turnStart(list, this.after);
+    const last = user ? repliesTo(list, user).at(-1) : undefined;
+    if (this.stated) {
+      const error = this.stated.error ?? last?.error ?? this.sessionError;
+      const status = this.stated.outcome === "succeeded" ? "done" : this.stated.outcome === "failed" ? "error" : "interrupted";
+      return (this.final = { status, ...(error && status !== "done" ? { error } : {}) });
+    }
+    // The loop moved on to a later user message: our turn is over even though it never idled.
+    const movedOn = user !== undefined && list.some((m) => m.role === "assistant" && m.parentId !== undefined && m.parentId > user.id);
+    if (this.activity !== "idle" && !movedOn) return undefined;
+    if (!last) {
+      // Idle with no reply: an error that left no assistant message (an unknown model) ends it;
+      // anything else is an idle that is not ours (the prompt has not started yet).
+      if (user && this.sessionError && this.activity === "idle") return (this.final = { status: "error", error: this.sessionError });
+      return undefined;
+    }
+    if (!isTerminal(last)) return undefined; // the error or the completion is still on its way
+    return (this.final = outcomeOf(last, this.sessionError));
+  }
+}

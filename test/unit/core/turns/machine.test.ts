@@ -1,0 +1,95 @@
+// The turn machine fed with event streams recorded from the real opencode 1.18.33 (`npm run record`),
+// never hand-made ones: for each way a turn ends, the machine must reach the outcome that opencode
+// recorded (the session's messages read once it settled), and must not decide at the first idle of
+// a failed turn, which comes before the error lands on the message.
+import { describe, expect, it } from "vitest";
+import type { HubEvent } from "../../../../src/core/event-hub.js";
+import { recordedVerdict, type SessionMessage } from "../../../../src/core/summary.js";
+import { TurnMachine } from "../../../../src/core/turns/machine.js";
+import { V1TurnEvents } from "../../../../src/core/turns/v1-events.js";
+import { loadFixture, type ScenarioName } from "../../../support/fixture.js";
+
+interface Recorded {
+  sessionId: string;
+  events: HubEvent[];
+  /** The session's messages as read after the turn settled: what opencode recorded. */
+  final: SessionMessage[];
+}
+
+function recorded(name: ScenarioName): Recorded {
+  const fixture = loadFixture(name);
+  const created = fixture.interactions.find((i) => i.operationId === "session.create")!.body as { id: string };
+  const stream = fixture.interactions.find((i) => i.operationId === "global.event")!;
+  const events = stream.events!.map((e) => (e.data as { payload: HubEvent }).payload);
+  const final = fixture.interactions.findLast((i) => i.operationId === "session.messages")!.body as SessionMessage[];
+  return { sessionId: created.id, events, final };
+}
+
+/** Feeds the recorded events in order; returns the verdict and the index of the event that decided it. */
+function run(r: Recorded, upTo = r.events.length) {
+  const machine = new TurnMachine(undefined);
+  const translate = new V1TurnEvents(r.sessionId);
+  for (let i = 0; i < upTo; i++) {
+    const event = translate.translate(r.events[i]!);
+    if (event && machine.apply(event)) return { verdict: machine.verdict!, at: i, machine };
+  }
+  return { verdict: machine.verdict, at: -1, machine };
+}
+
+const firstIdle = (r: Recorded) => r.events.findIndex((e) => e.type === "session.idle" && e.properties.sessionID === r.sessionId);
+
+const cases: Array<[ScenarioName, { status: string; error?: Record<string, unknown> }]> = [
+  ["text-turn", { status: "done" }],
+  ["tool-turn", { status: "done" }],
+  ["permission", { status: "done" }],
+  ["retry-failure", { status: "error", error: { name: "APIError", statusCode: 429 } }],
+  ["end-error-400", { status: "error", error: { name: "APIError", statusCode: 400, message: "Bad request" } }],
+  ["end-error-401", { status: "error", error: { name: "APIError", statusCode: 401 } }],
+  ["end-429-fast", { status: "error", error: { name: "APIError", statusCode: 429 } }],
+  ["end-500-fast", { status: "error", error: { name: "APIError", statusCode: 500 } }],
+  ["end-unknown-model", { status: "error", error: { name: "UnknownError", message: "Model not found: fake/nope." } }],
+  ["end-abort-stream", { status: "interrupted", error: { name: "MessageAbortedError" } }],
+  ["end-abort-retry", { status: "interrupted", error: { name: "MessageAbortedError" } }],
+  ["end-permission-rejected", { status: "interrupted", error: { name: "ToolStopped" } }],
+  ["end-question-rejected", { status: "interrupted", error: { name: "ToolStopped", message: "The user dismissed this question" } }],
+];
+
+describe("TurnMachine on recorded turns", () => {
+  it.each(cases)("%s ends %o", (name, expected) => {
+    const r = recorded(name);
+    const { verdict } = run(r);
+    expect(verdict).toMatchObject(expected);
+    // The same outcome as a read of what opencode recorded (unknown model: no reply to read).
+    if (name !== "end-unknown-model") expect(recordedVerdict(r.final)).toEqual(verdict);
+  });
+
+  it.each(cases.filter(([name]) => /error|429|500|retry-failure/.test(name)))("%s: the first idle alone does not end the turn", (name) => {
+    const r = recorded(name);
+    const idle = firstIdle(r);
+    expect(idle).toBeGreaterThan(0);
+    const early = run(r, idle + 1);
+    expect(early.verdict).toBeUndefined();
+    expect(early.machine.phase).toBe("settling"); // idle, the reply not terminal yet: the watcher re-reads
+    expect(run(r).at).toBeGreaterThan(idle);
+  });
+
+  it("an idle that comes before our user message is not the end of our turn", () => {
+    const r = recorded("text-turn");
+    const machine = new TurnMachine(undefined);
+    expect(machine.apply({ type: "status", status: "idle" })).toBeUndefined();
+    expect(machine.phase).toBe("waiting");
+    const translate = new V1TurnEvents(r.sessionId);
+    for (const e of r.events) {
+      const t = translate.translate(e);
+      if (t) machine.apply(t);
+    }
+    expect(machine.verdict).toEqual({ status: "done" });
+  });
+
+  it("a lost server ends the turn as lost, whatever came before", () => {
+    const r = recorded("end-abort-retry");
+    const half = run(r, firstIdle(r) - 1).machine;
+    expect(half.verdict).toBeUndefined();
+    expect(half.apply({ type: "lost", error: { name: "ServerLost", message: "gone" } })).toEqual({ status: "lost", error: { name: "ServerLost", message: "gone" } });
+  });
+});
