@@ -1,13 +1,15 @@
-// Start and stop an `opencode serve` process. Used by spec:fetch, the test harness and (later)
-// auto-start and private instances. Facts it relies on (notes §0.2, §1): `--port 0` is not random
-// (it binds 4096), so we pick a free port ourselves; readiness is the stdout line
-// "opencode server listening on http://HOST:PORT"; SIGTERM stops it in about 2 s.
+// Start and stop an `opencode serve` process. Used by spec:fetch, the test harness, auto-start and
+// private instances. Facts it relies on (docs/opencode-behaviour.md, start-up): `--port 0` is not
+// random (it binds 4096), so we pick a free port ourselves; readiness is the stdout line
+// "opencode server listening on http://HOST:PORT"; SIGTERM stops it in about 2 s. Each server runs
+// under a small supervisor (supervisor.ts) that stops it when this process dies, even by SIGKILL.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
+import { SUPERVISOR_PID_LINE, SUPERVISOR_SOURCE } from "./supervisor.js";
 
 export interface SpawnOpencodeOptions {
   /** Project directory the server starts in (its default instance). */
@@ -33,7 +35,10 @@ export interface SpawnOpencodeOptions {
 export interface SpawnedOpencode {
   url: string;
   port: number;
+  /** opencode's own process (the one listening on the port). */
   pid: number;
+  /** The supervisor that stops opencode when this process dies; leads the process group. */
+  supervisorPid: number;
   username: string;
   password: string;
   /** Resolves with the exit code (or signal name) when the process ends. */
@@ -105,11 +110,38 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** No opencode to start: what to do about it, in one message. */
+export class MissingBinaryError extends Error {
+  override name = "MissingBinaryError";
+  constructor(binary: string) {
+    super(
+      `opencode was not found (${binary.length > 200 ? `${binary.slice(0, 200)}…` : binary} is not an executable file${binary.includes("/") ? "" : " on PATH"}). ` +
+        "Install it (npm i -g opencode-ai), or set OPENCODE_BIN to the opencode binary, or set OPENCODE_URL (and OPENCODE_PASSWORD) to a running opencode server.",
+    );
+  }
+}
+
+/** The binary's path when it can be run: a path that is an executable file, or a name found on PATH. */
+export function findExecutable(binary: string, path = process.env.PATH ?? ""): string | undefined {
+  const candidates = binary.includes("/") ? [binary] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, binary));
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
 export async function spawnOpencode(options: SpawnOpencodeOptions): Promise<SpawnedOpencode> {
   const hostname = options.hostname ?? "127.0.0.1";
   const username = options.username ?? "opencode";
   const password = options.password ?? randomPassword();
   const binary = options.binary ?? resolveOpencodeBinary();
+  // Without this the spawn fails inside the supervisor and only its exit tells; say it plainly, now.
+  if (!options.wrap && !findExecutable(binary, options.env?.PATH ?? process.env.PATH)) throw new MissingBinaryError(binary);
   // A port chosen here can be taken by someone else before opencode binds it: try a few.
   const attempts = options.port === undefined ? 3 : 1;
   let lastError: unknown;
@@ -134,10 +166,12 @@ async function startOnce(
 
   const args = ["serve", "--port", String(o.port), "--hostname", o.hostname, ...(o.args ?? [])];
   const run = o.wrap ? o.wrap(o.binary, args) : { command: o.binary, args };
-  const child = spawn(run.command, run.args, { cwd: o.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  // stdin is the supervisor's lifeline: it closes when this process dies.
+  const child = spawn(process.execPath, ["-e", SUPERVISOR_SOURCE, run.command, ...run.args], { cwd: o.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
   trackChild(child);
 
   let output = "";
+  let serverPid: number | undefined;
   const exited = new Promise<number | string>((resolve) => {
     child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
   });
@@ -148,6 +182,7 @@ async function startOnce(
   const ready = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
+      serverPid ??= Number(SUPERVISOR_PID_LINE.exec(output)?.[1]) || undefined;
       const match = LISTENING.exec(output);
       if (match?.[1]) resolve(match[1]);
     };
@@ -155,9 +190,7 @@ async function startOnce(
     child.stderr!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
     });
-    void exited.then((code) =>
-      reject(new Error(`opencode serve exited (${code}) before listening: ${scrub(output, o.password).trim()}`)),
-    );
+    void exited.then((code) => reject(new Error(`opencode serve exited (${code}) before listening: ${scrub(output, o.password).replace(SUPERVISOR_PID_LINE, "").trim()}`)));
   });
 
   const timeoutMs = o.startTimeoutMs ?? 30_000;
@@ -192,11 +225,12 @@ async function startOnce(
   return {
     url,
     port: o.port,
-    pid: child.pid!,
+    pid: serverPid ?? child.pid!,
+    supervisorPid: child.pid!,
     username: o.username,
     password: o.password,
     exited,
-    output: () => scrub(output, o.password),
+    output: () => scrub(output, o.password).replace(SUPERVISOR_PID_LINE, ""),
     stop,
   };
 }

@@ -5,7 +5,7 @@
 // that holds it.
 import { discoverConnection, findRunningServers } from "../client/discover.js";
 import { NotFoundError } from "../client/errors.js";
-import { spawnOpencode, resolveOpencodeBinary, type SpawnedOpencode } from "../client/spawn.js";
+import { MissingBinaryError, spawnOpencode, resolveOpencodeBinary, type SpawnedOpencode } from "../client/spawn.js";
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
 import type { CoreSettings } from "../core/context.js";
@@ -82,6 +82,7 @@ export function createConnection(config: Config): Connection {
       return new Conductor({ url, password, username, directory: config.directory, ...settings });
     }
     started = await spawnOpencode({ cwd: config.directory ?? process.cwd() }).catch((error: unknown) => {
+      if (error instanceof MissingBinaryError) throw new Error(`No opencode server is configured or running, and ${error.message}`);
       const binary = resolveOpencodeBinary();
       throw new Error(
         `No opencode server is configured or running, and starting one (${binary} serve) failed: ${(error as Error).message}. ` +

@@ -19,7 +19,7 @@ describe("parallel (e2e)", () => {
     expect(batch.running).toEqual([]);
     expect(batch.results.map((r) => r.index)).toEqual(tasks.map((_, i) => i));
     const failed = batch.results.filter((r) => r.status === "error");
-    expect(failed).toEqual([expect.objectContaining({ error: { name: "APIError", message: "Bad request" } })]);
+    expect(failed).toEqual([expect.objectContaining({ error: { name: "APIError", message: "Bad request", statusCode: 400 } })]);
     for (const r of batch.results.filter((x) => x.status === "done")) expect(r.answer).toBe("ok");
     await dumpMessages(h, "error-400", failed[0]!.sessionId!);
 

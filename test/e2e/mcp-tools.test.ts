@@ -113,9 +113,11 @@ describe("MCP tools over stdio", () => {
     const refused = await mcp.call("oc_answer", { request_id: id, decision: "reject" });
     expect(refused.isError, refused.text).toBe(false);
     expect(refused.data.reply).toBe("rejected");
-    // notes §5: a dismissed question is a tool error and the loop stops; nothing is asked of the model.
+    // A dismissed question is a tool error and the loop stops; nothing more is asked of the model.
+    // opencode records no error, but the agent did not finish: the turn is interrupted by the tool.
     const done = await mcp.call("oc_wait", { session_id: blocked.data.session_id });
-    expect(done.data.status, done.text).toBe("done");
+    expect(done.data.status, done.text).toBe("interrupted");
+    expect(done.data.error).toEqual({ name: "ToolStopped", message: "The user dismissed this question" });
     expect(done.data.tools).toEqual([expect.objectContaining({ tool: "question", status: "error" })]);
     expect(server.model.requestsFor(blocked.data.session_id as string).filter((q) => q.kind === "chat")).toHaveLength(1);
   });

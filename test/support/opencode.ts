@@ -42,6 +42,10 @@ export interface TestOpencode {
   output(): string;
   /** Stop the server, close an owned model, remove the temp root. Safe to call twice. */
   stop(): Promise<void>;
+  /** SIGKILL the server (and its process group), as a crash would; resolves once it is gone. */
+  kill(): Promise<void>;
+  /** Start the server again on the same port, with the same home, project and password. */
+  restart(): Promise<void>;
 }
 
 type Json = Record<string, unknown>;
@@ -125,28 +129,36 @@ export async function startOpencode(options: StartOpencodeOptions = {}): Promise
     await writeFile(join(env.XDG_CONFIG_HOME!, "opencode", "opencode.json"), JSON.stringify(offlineConfig(model.baseURL, options), null, 2));
     const directory = await createProjectDir(root, "project", { gitInit: options.gitInit, home });
 
-    server = await spawnOpencode({
-      cwd: directory,
-      ...(options.password ? { password: options.password } : {}),
-      env: { ...env, ...options.env },
-    });
+    const spawnOptions = { cwd: directory, ...(options.password ? { password: options.password } : {}), env: { ...env, ...options.env } };
+    server = await spawnOpencode(spawnOptions);
     // The registry checks the command line for this before it kills (pids get reused).
     registerPid(server.pid, basename(resolveOpencodeBinary()), root);
 
-    const started = server;
+    const first = server;
     let stopping: Promise<void> | undefined;
     return {
-      url: started.url,
-      username: started.username,
-      password: started.password,
-      authorization: `Basic ${Buffer.from(`${started.username}:${started.password}`).toString("base64")}`,
+      url: first.url,
+      username: first.username,
+      password: first.password,
+      authorization: `Basic ${Buffer.from(`${first.username}:${first.password}`).toString("base64")}`,
       directory,
       root,
       home,
       model,
-      pid: started.pid,
-      output: () => started.output(),
+      get pid() {
+        return server!.pid;
+      },
+      output: () => server!.output(),
       stop: () => (stopping ??= cleanup()),
+      kill: async () => {
+        process.kill(-server!.supervisorPid, "SIGKILL");
+        await server!.exited;
+        unregisterPid(server!.pid);
+      },
+      restart: async () => {
+        server = await spawnOpencode({ ...spawnOptions, password: first.password, port: first.port });
+        registerPid(server.pid, basename(resolveOpencodeBinary()), root);
+      },
     };
   } catch (error) {
     await cleanup();

@@ -92,6 +92,12 @@ async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined
       return { text: `REPLAYED request_id ${args.request_id}: the first call's session, nothing new was started.\n${turnText(data)}`, data };
     };
     const start = async (onSession?: (id: string, index: number) => Promise<void>) => {
+      let attach: string | undefined;
+      // An instance's session goes into the registry as soon as it exists, so it is on record while it runs.
+      const record = async (id: string) => {
+        if (lease) attach = await lease.record({ id, title: args.title ?? args.task.split("\n")[0]!.slice(0, 60), model: args.model ?? "" });
+        await onSession?.(id, 0);
+      };
       const result = await conductor.delegate({
         task: args.task,
         directory: lease?.directory ?? args.directory,
@@ -114,10 +120,9 @@ async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined
         ...(lease || args.guard ? { checkEnv: guardedEnv(process.env) } : {}),
         maxTokens: args.max_tokens,
         maxCostUsd: args.max_cost_usd,
-        onSession: onSession && ((id) => onSession(id, 0)),
+        onSession: lease || onSession ? record : undefined,
       });
       await afterCancel(ctx, conductor, [result.sessionId], args.interrupt_on_cancel);
-      const attach = lease ? await lease.record({ id: result.sessionId, title: args.title ?? args.task.split("\n")[0]!.slice(0, 60), model: result.model ?? "" }) : undefined;
       const data = { ...turnData(result), ...(attach ? { isolation: "instance", attach } : {}) };
       return { text: `${turnText(data)}${attach ? `\nWatch it live: ${attach}` : ""}`, data };
     };
