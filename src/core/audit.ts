@@ -38,6 +38,30 @@ export function digestPrompt(text: string): PromptDigest {
   return { sha256: createHash("sha256").update(text).digest("hex"), length: text.length, first_line: first.length > 120 ? `${first.slice(0, 117)}...` : first };
 }
 
+/** Longest string an audit line keeps (an id, a path, an error); garbage input must not make a huge line. */
+const MAX_STRING = 300;
+const MAX_ITEMS = 50;
+/** A line stays below this; past it the detail and file list give way. */
+export const MAX_LINE = 4_096;
+
+function clip(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}… (${value.length} chars)` : value;
+  if (Array.isArray(value)) return [...value.slice(0, MAX_ITEMS).map((v) => clip(v, depth + 1)), ...(value.length > MAX_ITEMS ? [`… ${value.length - MAX_ITEMS} more`] : [])];
+  if (value && typeof value === "object") {
+    if (depth > 4) return "…";
+    return Object.fromEntries(Object.entries(value).slice(0, MAX_ITEMS).map(([k, v]) => [clip(k, depth + 1) as string, clip(v, depth + 1)]));
+  }
+  return value;
+}
+
+/** The entry with every string, list and nesting bounded, and the whole line under MAX_LINE. */
+export function bounded(entry: AuditEntry): AuditEntry {
+  const out = clip(entry) as AuditEntry;
+  if (JSON.stringify(out).length < MAX_LINE) return out;
+  const { detail: _detail, files, ...rest } = out;
+  return { ...rest, ...(files ? { files: files.slice(0, 5) } : {}), detail: { truncated: true } };
+}
+
 export class AuditLog {
   private handle: Promise<FileHandle> | undefined;
   private queue: Promise<void> = Promise.resolve();
@@ -47,7 +71,7 @@ export class AuditLog {
 
   append(entry: Omit<AuditEntry, "time"> & { time?: string }): Promise<void> {
     if (!this.path) return Promise.resolve();
-    const line = `${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`;
+    const line = `${JSON.stringify(bounded({ time: new Date().toISOString(), ...entry }))}\n`;
     // Serialised in-process; O_APPEND keeps other processes' lines whole.
     this.queue = this.queue.then(async () => {
       const handle = await this.open();

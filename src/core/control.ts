@@ -2,7 +2,7 @@
 import { Budget } from "./budget.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./discovery.js";
-import { UsageError } from "./errors.js";
+import { quoted, UsageError } from "./errors.js";
 import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog, type FallbackRecord } from "./fallback.js";
 import type { ModelRef } from "./model-resolve.js";
 import { sessionScope } from "./scope.js";
@@ -32,7 +32,7 @@ export interface SendOptions extends WaitOptions {
 export async function send(base: CoreContext, sessionId: string, message: string, o: SendOptions = {}): Promise<TurnSummary & { delivery: Delivery }> {
   if (typeof message !== "string" || !message.trim()) throw new UsageError("`message` is empty: say what the agent should do next.");
   const delivery = o.delivery ?? "queue";
-  if (delivery !== "queue" && delivery !== "steer") throw new UsageError(`Unknown delivery "${String(delivery)}": use queue or steer.`);
+  if (delivery !== "queue" && delivery !== "steer") throw new UsageError(`Unknown delivery ${quoted(delivery)}: use queue or steer.`);
   const ctx = await sessionScope(base, sessionId);
   const remembered = ctx.sessionDefaults?.get(sessionId);
   const modelInput = o.model ?? remembered?.model;

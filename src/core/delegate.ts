@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url";
 import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./discovery.js";
-import { UsageError } from "./errors.js";
+import { quoted, UsageError } from "./errors.js";
 import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog, type FallbackRecord } from "./fallback.js";
 import { governed, type GovernedSummary, type GovernOptions } from "./governed.js";
 import type { ModelRef } from "./model-resolve.js";
@@ -110,7 +110,7 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
 async function checkCommand(ctx: CoreContext, name: string): Promise<void> {
   const commands = await ctx.client.call("command.list");
   if (commands.some((c) => c.name === name)) return;
-  throw new UsageError(`Unknown command "${name}". Available commands: ${commands.map((c) => c.name).join(", ") || "(none)"}.`);
+  throw new UsageError(`Unknown command ${quoted(name)}. Available commands: ${commands.map((c) => c.name).join(", ") || "(none)"}.`);
 }
 
 function promptBody(o: Pick<DelegateOptions, "task" | "agents" | "agent">, model: ModelRef | undefined, files: Schemas["FilePartInput"][]) {
@@ -128,8 +128,8 @@ function promptBody(o: Pick<DelegateOptions, "task" | "agents" | "agent">, model
 export async function existingDirectory(directory: string): Promise<string> {
   const absolute = resolve(directory);
   const info = await stat(absolute).catch(() => undefined);
-  if (!info) throw new UsageError(`Directory ${absolute} does not exist. Give an existing project directory (absolute path).`);
-  if (!info.isDirectory()) throw new UsageError(`${absolute} is a file, not a directory. Give the project directory.`);
+  if (!info) throw new UsageError(`Directory ${quoted(absolute)} does not exist. Give an existing project directory (absolute path).`);
+  if (!info.isDirectory()) throw new UsageError(`${quoted(absolute)} is a file, not a directory. Give the project directory.`);
   return absolute;
 }
 
@@ -138,7 +138,7 @@ async function fileParts(files: string[], directory: string | undefined): Promis
     files.map(async (file) => {
       const path = isAbsolute(file) ? file : resolve(directory ?? process.cwd(), file);
       const info = await stat(path).catch(() => undefined);
-      if (!info?.isFile()) throw new UsageError(`Attached file ${path} does not exist (or is not a file).`);
+      if (!info?.isFile()) throw new UsageError(`Attached file ${quoted(path)} does not exist (or is not a file).`);
       return { type: "file" as const, mime: mimeOf(path), url: pathToFileURL(path).href, filename: basename(path) };
     }),
   );

@@ -4,7 +4,7 @@
 // (notes §3). Everything shown from config and providers is redacted: opencode returns keys verbatim.
 import type { CallResult, Schemas } from "../client/types.js";
 import type { CoreContext, CoreSettings } from "./context.js";
-import { UsageError } from "./errors.js";
+import { quoted, UsageError } from "./errors.js";
 import { formatModel, ModelResolutionError, resolveModel, type ModelRef } from "./model-resolve.js";
 import { redact, REDACTED } from "./redact.js";
 
@@ -323,6 +323,6 @@ const loaders: Loaders = {
 
 /** Compact rows of one of opencode's catalogs; `config` is the redacted config object. */
 export function catalog<K extends CatalogKind>(ctx: CoreContext, kind: K, options: DirectoryOption = {}): Promise<CatalogRows[K]> {
-  if (!Object.hasOwn(loaders, kind)) return Promise.reject(new UsageError(`Unknown catalog "${String(kind)}". Choose one of: ${CATALOG_KINDS.join(", ")}.`));
+  if (!Object.hasOwn(loaders, kind)) return Promise.reject(new UsageError(`Unknown catalog ${quoted(kind)}. Choose one of: ${CATALOG_KINDS.join(", ")}.`));
   return (loaders[kind] as Loaders[K])(ctx, options.directory);
 }

@@ -4,3 +4,9 @@
 export class UsageError extends Error {
   override name = "UsageError";
 }
+
+/** Quotes a value the caller gave, at most `max` characters of it: an error must not echo a huge input back. */
+export function quoted(value: unknown, max = 200): string {
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
+  return text.length > max ? `"${text.slice(0, max)}…" (${text.length} characters)` : JSON.stringify(text);
+}

@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import { connect, type OpencodeClient } from "../client/connect.js";
 import { spawnOpencode, randomPassword, type SpawnedOpencode } from "../client/spawn.js";
 import type { Config } from "../config.js";
-import { UsageError } from "./errors.js";
+import { quoted, UsageError } from "./errors.js";
 import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "./guard-rails.js";
 import { InstanceRegistry, processStartTime, withoutPassword, type FallbackRecord, type InstanceRow, type PublicInstanceRow, type StaleCleanup } from "./instance-registry.js";
 import { isProcessAlive } from "../client/discover.js";
@@ -413,7 +413,7 @@ export function sharedInstanceManager(config: Pick<Config, "stateDir" | "instanc
 async function existingDirectory(directory: string): Promise<string> {
   const abs = resolve(directory);
   const info = await stat(abs).catch(() => undefined);
-  if (!info?.isDirectory()) throw new UsageError(`Directory "${directory}" does not exist (or is not a directory): give an existing project directory.`);
+  if (!info?.isDirectory()) throw new UsageError(`Directory ${quoted(directory)} does not exist (or is not a directory): give an existing project directory.`);
   return realpath(abs);
 }
 

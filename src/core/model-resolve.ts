@@ -1,6 +1,6 @@
 // Turns what a person or model types ("sonnet", "fake/backup", "openrouter/x/y#high") into the
 // `{providerID, modelID, variant}` opencode needs. Pure, so it is unit-tested on recorded catalogs.
-import { UsageError } from "./errors.js";
+import { quoted, UsageError } from "./errors.js";
 
 export interface ModelRef {
   providerID: string;
@@ -51,13 +51,13 @@ export function resolveModel(input: string, catalog: ProviderCatalog, defaultPro
     const inDefault = matches.filter((m) => m.providerID === preferred);
     if (inDefault.length === 1) return withVariant(inDefault[0]!);
     const candidates = matches.map(label).sort();
-    throw new ModelResolutionError(`The model name "${name}" is ambiguous (${how}): ${candidates.join(", ")}. Give one as provider/model.`, candidates);
+    throw new ModelResolutionError(`The model name ${quoted(name)} is ambiguous (${how}): ${candidates.join(", ")}. Give one as provider/model.`, candidates);
   };
   const withVariant = (m: (typeof all)[number]): ModelRef => {
     if (variant === undefined) return { providerID: m.providerID, modelID: m.modelID };
     const variants = Object.keys(m.variants ?? {});
     if (variants.length > 0 && !variants.includes(variant)) {
-      throw new ModelResolutionError(`Model ${label(m)} has no variant "${variant}"; its variants are: ${variants.join(", ")}.`, variants.map((v) => `${label(m)}#${v}`));
+      throw new ModelResolutionError(`Model ${label(m)} has no variant ${quoted(variant)}; its variants are: ${variants.join(", ")}.`, variants.map((v) => `${label(m)}#${v}`));
     }
     return { providerID: m.providerID, modelID: m.modelID, variant };
   };
@@ -73,7 +73,7 @@ export function resolveModel(input: string, catalog: ProviderCatalog, defaultPro
       const near = all.filter((m) => m.providerID === providerID && m.modelID.toLowerCase().includes(modelID.toLowerCase()));
       if (near.length > 0) return pick(near.sort(byLength).filter((m) => m.modelID.length === near[0]!.modelID.length), "several models of that provider match");
       const known = all.filter((m) => m.providerID === providerID).map(label).slice(0, 20);
-      throw new ModelResolutionError(`Provider "${providerID}" has no model "${modelID}". Its models: ${known.join(", ") || "(none)"}.`, known);
+      throw new ModelResolutionError(`Provider ${quoted(providerID)} has no model ${quoted(modelID)}. Its models: ${known.join(", ") || "(none)"}.`, known);
     }
     // Not a provider prefix: maybe a model id that itself contains "/" (e.g. an OpenRouter id).
     const byId = all.filter((m) => m.modelID === name);
@@ -90,7 +90,7 @@ export function resolveModel(input: string, catalog: ProviderCatalog, defaultPro
     return pick(shortest, "several models match equally well");
   }
   const connected = catalog.providers.map((p) => p.id).join(", ") || "(none)";
-  throw new ModelResolutionError(`No model matches "${name}" among the connected providers (${connected}). List models with oc_models.`);
+  throw new ModelResolutionError(`No model matches ${quoted(name)} among the connected providers (${connected}). List models with oc_models.`);
 }
 
 function byLength(a: { modelID: string }, b: { modelID: string }): number {

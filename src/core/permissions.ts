@@ -1,7 +1,7 @@
 // Permission presets for delegated sessions, as opencode session rules (`{permission, pattern, action}`;
 // the last matching rule wins, and session rules come after the agent's).
 import type { Schemas } from "../client/types.js";
-import { UsageError } from "./errors.js";
+import { quoted, UsageError } from "./errors.js";
 
 export type PermissionRule = Schemas["PermissionRule"];
 export type PermissionPreset = "auto" | "readonly" | "agent";
@@ -26,7 +26,7 @@ export function permissionRules(permissions: Permissions | undefined): Permissio
   if (permissions === undefined) return undefined;
   if (typeof permissions === "string") {
     const rules = PRESETS[permissions];
-    if (!rules) throw new UsageError(`Unknown permissions preset "${permissions}". Use auto, readonly, agent, or a list of {permission, pattern, action} rules.`);
+    if (!rules) throw new UsageError(`Unknown permissions preset ${quoted(permissions)}. Use auto, readonly, agent, or a list of {permission, pattern, action} rules.`);
     return rules;
   }
   if (!Array.isArray(permissions)) return rulesFromConfig(permissions);
@@ -51,11 +51,11 @@ export function rulesFromConfig(config: unknown): PermissionRule[] {
       rules.push({ permission, pattern: "*", action: value });
     } else if (value && typeof value === "object" && !Array.isArray(value)) {
       for (const [pattern, action] of Object.entries(value)) {
-        if (!isAction(action)) throw new UsageError(`Permission rule ${permission} → "${pattern}" is ${JSON.stringify(action)}: use "allow", "deny" or "ask".`);
+        if (!isAction(action)) throw new UsageError(`Permission rule ${permission} → ${quoted(pattern)} is ${quoted(action)}: use "allow", "deny" or "ask".`);
         rules.push({ permission, pattern, action });
       }
     } else {
-      throw new UsageError(`Permission rule "${permission}" is ${JSON.stringify(value)}: use "allow", "deny", "ask", or an object of pattern → action, e.g. ${example}.`);
+      throw new UsageError(`Permission rule ${quoted(permission)} is ${quoted(value)}: use "allow", "deny", "ask", or an object of pattern → action, e.g. ${example}.`);
     }
   }
   return rules;

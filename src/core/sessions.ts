@@ -6,7 +6,7 @@ import { ConnectionError, errorForResponse, safeUrl } from "../client/errors.js"
 import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
 import { modelRefusal, resolveModelRef, type DirectoryOption } from "./discovery.js";
-import { UsageError } from "./errors.js";
+import { quoted, UsageError } from "./errors.js";
 import { formatModel, type ModelRef } from "./model-resolve.js";
 import { errorOf, type SessionMessage, type TurnError } from "./summary.js";
 import { TurnWatch } from "./turn-watch.js";
@@ -41,7 +41,7 @@ export function sessionRow(s: Session): SessionRow {
 // The spec pins id prefixes; a wrong one makes opencode answer 500, not 400 (notes §3).
 function checkId(id: string | undefined, prefix: "ses" | "msg" | "prt", what: string): string {
   if (typeof id !== "string" || !id.startsWith(prefix)) {
-    throw new UsageError(`${what} must be an opencode id starting with "${prefix}_", got ${JSON.stringify(id)}.${prefix === "ses" ? " List sessions with oc_sessions." : ""}`);
+    throw new UsageError(`${what} must be an opencode id starting with "${prefix}_", got ${quoted(id)}.${prefix === "ses" ? " List sessions with oc_sessions." : ""}`);
   }
   return id;
 }

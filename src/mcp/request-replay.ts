@@ -3,7 +3,7 @@
 // even after a restart, gets the first call's sessions back instead of starting the work again. In
 // this process a duplicate that arrives while the first call is still creating sessions waits for it.
 import type { StartRecord } from "../core/request-ids.js";
-import { UsageError } from "../core/errors.js";
+import { quoted, UsageError } from "../core/errors.js";
 import type { ToolContext } from "./tool.js";
 
 export type OnSession = (sessionId: string, index: number) => Promise<void>;
@@ -31,7 +31,7 @@ export async function startOnce<T>(ctx: ToolContext, tool: string, requestId: st
     const record = await log.get(requestId);
     if (record) {
       release();
-      if (record.tool !== tool) throw new UsageError(`request_id "${requestId}" was used for ${record.tool}: give this call a new id.`);
+      if (record.tool !== tool) throw new UsageError(`request_id ${quoted(requestId)} was used for ${record.tool}: give this call a new id.`);
       return await replay(record);
     }
     let seen = 0;

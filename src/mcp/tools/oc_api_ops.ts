@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { clamped } from "../common.js";
 import { operations, type JsonSchema, type OperationSpec } from "../../../generated/operations.js";
-import { UsageError } from "../../core/errors.js";
+import { quoted, UsageError } from "../../core/errors.js";
 import { defineTool } from "../tool.js";
 
 const ALL: readonly OperationSpec[] = Object.values(operations);
@@ -150,7 +150,7 @@ export function suggestOperations(ref: string, n = 5): OperationSpec[] {
 export function unknownOperation(ref: string): UsageError {
   const close = suggestOperations(ref);
   const hint = close.length > 0 ? ` Closest: ${close.map((op) => `${op.id} (${methodOf(op)} ${op.path})`).join(", ")}.` : "";
-  return new UsageError(`No opencode operation "${ref}".${hint} Search with oc_api_ops {search: "<words>"}.`);
+  return new UsageError(`No opencode operation ${quoted(ref)}.${hint} Search with oc_api_ops {search: "<words>"}.`);
 }
 
 function searchOperations(query: string): OperationSpec[] {

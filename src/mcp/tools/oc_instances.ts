@@ -1,7 +1,7 @@
 // oc_instances: the private opencode servers behind `isolation: "instance"` (list, stop). Rows come
 // from the registry without their passwords; nothing here ever reads a password into an answer.
 import { z } from "zod";
-import { UsageError } from "../../core/errors.js";
+import { quoted, UsageError } from "../../core/errors.js";
 import { sharedInstanceManager, type InstanceInfo, type InstanceManager } from "../../core/instances.js";
 import type { PublicInstanceRow } from "../../core/instance-registry.js";
 import { defineTool, type ToolContext } from "../tool.js";
@@ -29,7 +29,7 @@ export function instancesTool(manager: (ctx: ToolContext) => InstanceManager) {
         const target = args.pid ?? args.directory;
         if (target === undefined) throw new UsageError('action "stop" needs `directory` or `pid` (see action "list").');
         const row = await m.stop(target);
-        if (!row) return { text: `No instance for ${target}. Call oc_instances with action "list".`, data: { instances: [] } };
+        if (!row) return { text: `No instance for ${quoted(target)}. Call oc_instances with action "list".`, data: { instances: [] } };
         return { text: `Stopped the instance pid ${row.pid} (${row.url}, ${row.directory}).`, data: { instances: [shape(row)] } };
       }
       const rows = await m.list();

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Conductor } from "../../core/conductor.js";
 import { resolveModelRef } from "../../core/discovery.js";
-import { UsageError } from "../../core/errors.js";
+import { quoted, UsageError } from "../../core/errors.js";
 import { formatModel } from "../../core/model-resolve.js";
 import { sessionScope } from "../../core/scope.js";
 import * as sessions from "../../core/sessions.js";
@@ -26,7 +26,7 @@ interface Args {
 }
 
 function need<T>(value: T | undefined, name: string, action: Action): T {
-  if (value === undefined || value === "") throw new UsageError(`action "${action}" needs \`${name}\`.`);
+  if (value === undefined || value === "") throw new UsageError(`action ${quoted(action)} needs \`${name}\`.`);
   return value;
 }
 
