@@ -15,6 +15,7 @@ Usage:
 
 Environment:
   OPENCODE_URL, OPENCODE_PASSWORD         the opencode server (else one is started with \`opencode serve\`)
+  OPENCODE_BIN                            the opencode binary to start (default: opencode-ai's, else opencode on PATH)
   OPENCODE_CONDUCTOR_TOOLSETS             delegate,approve,sessions,discover,api (default) or all
   OPENCODE_CONDUCTOR_READ_ONLY=1          only read-only tools; oc_api allows only GET
   OPENCODE_CONDUCTOR_MODEL                default model for new work

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AuditLog, digestPrompt, formatAuditEntry, readAudit } from "../../../src/core/audit.js";
+import { AuditLog, MAX_LINE, digestPrompt, formatAuditEntry, readAudit } from "../../../src/core/audit.js";
 
 const dirs: string[] = [];
 function tempPath(): string {
@@ -25,8 +25,21 @@ describe("audit log", () => {
     await Promise.all(logs.map((l) => l.close()));
     const lines = readFileSync(path, "utf8").trimEnd().split("\n");
     expect(lines).toHaveLength(200);
-    for (const line of lines) expect(JSON.parse(line).detail.big).toHaveLength(20_000);
+    for (const line of lines) expect(JSON.parse(line).detail.big).toMatch(/^x{300}… \(20000 chars\)$/);
     expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it("bounds every line: a 1 MB session id or error becomes a short prefix, the line stays under 4 KB", async () => {
+    const path = tempPath();
+    const log = new AuditLog(path);
+    const huge = "y".repeat(1024 * 1024);
+    await log.append({ tool: "oc_wait", outcome: "error", session_id: huge, error: huge, files: Array.from({ length: 500 }, () => huge), detail: { deep: { a: { b: { c: { d: { e: huge } } } } } } });
+    await log.close();
+    const line = readFileSync(path, "utf8").trimEnd();
+    expect(line.length).toBeLessThan(MAX_LINE);
+    const entry = JSON.parse(line);
+    expect(entry.session_id.startsWith("yyy")).toBe(true);
+    expect(entry.error).toContain(`(${huge.length} chars)`);
   });
 
   it("filters by session, tool and time, newest last", async () => {
