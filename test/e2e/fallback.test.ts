@@ -70,6 +70,21 @@ describe("model fallback (e2e)", () => {
     expect(userTexts(r.sessionId, "backup")).toEqual([expect.stringContaining("First task"), expect.stringContaining("Second task")]);
   });
 
+  it("429s whose retries run out in under a second fall back on the recorded error, in the same session", async () => {
+    oc.model.for("scripted").queue(times(6, httpError(429, { retryAfterMs: 50 })));
+    oc.model.for("backup").queue(text("backup took over"));
+    const r = await conductor.delegate({ task: "Fast failing task", model: "fake/scripted", fallbackModels: ["fake/backup"], timeoutMs: 60_000 });
+
+    expect(r).toMatchObject({ status: "done", answer: "backup took over", model: "fake/backup" });
+    expect(r.fallbacks).toEqual([{ from: "fake/scripted", to: "fake/backup", reason: "APIError 429: Rate limit exceeded", at: expect.any(String) }]);
+    expect(chats(r.sessionId, "scripted")).toHaveLength(6); // opencode's own retries ran out first
+    // What opencode recorded: the backup's reply, in the task's session, with the task once.
+    const messages = await conductor.client.call("session.messages", { path: { sessionID: r.sessionId } });
+    const last = messages.at(-1)!.info;
+    expect(last.role === "assistant" && last.modelID === "backup" && last.time.completed !== undefined && !last.error).toBe(true);
+    expect(userTexts(r.sessionId, "backup")).toEqual([expect.stringContaining("Fast failing task")]);
+  });
+
   it("a follow-up sent with send() falls back too: wait() finds it finished by the next model", async () => {
     oc.model.queue(text("first answer"));
     const first = await conductor.delegate({ task: "First task", model: "fake/scripted", timeoutMs: 60_000 });

@@ -114,7 +114,10 @@ async function expectTruthful(r: Row, data: Record<string, unknown>) {
   return sessionId;
 }
 
-describe("outcome oracle: each ending, one at a time", () => {
+// Three rounds: races show up as a flake in one of them.
+const ROUNDS = [1, 2, 3];
+
+describe.each(ROUNDS)("outcome oracle, round %i: each ending, one at a time", () => {
   it.each(rows)("$name", async (r) => {
     server.model.for(`o-${r.name}`).queue(...r.script());
     let result = await mcp.call("oc_delegate", argsOf(r), { timeoutMs: 180_000 });
@@ -141,7 +144,7 @@ describe("outcome oracle: each ending, one at a time", () => {
   });
 });
 
-describe("outcome oracle: every ending at once", () => {
+describe.each(ROUNDS)("outcome oracle, round %i: every ending at once", () => {
   it("oc_delegate_parallel reports each task as opencode recorded it, 12 at a time", async () => {
     for (const r of rows) server.model.for(`o-${r.name}`).queue(...r.script());
     // The batch has one budget for all and no per-task checks: those rows, and the one that answers
@@ -163,5 +166,18 @@ describe("outcome oracle: every ending at once", () => {
     const line = auditLines().findLast((e) => e.tool === "oc_delegate_parallel") as { detail: { sessions: Array<{ status: string }> } };
     expect(line.detail.sessions.map((s) => s.status)).toEqual(batch.map((r) => r.status));
     for (const r of rows) server.model.for(`o-${r.name}`).clear();
+  });
+});
+
+describe("outcome oracle: a follow-up through oc_send, then oc_wait", () => {
+  it.each(rows.filter((r) => ["e400", "429-fast", "text"].includes(r.name)))("$name", async (r) => {
+    server.model.for("o-text").queue(text("first turn"));
+    const first = await mcp.call("oc_delegate", { task: "first", model: "fake/o-text" });
+    expect(first.data.status, first.text).toBe("done");
+    server.model.for(`o-${r.name}`).queue(...r.script());
+    const sent = await mcp.call("oc_send", { session_id: first.data.session_id, message: `follow-up ${r.name}`, model: modelOf(r) });
+    expect(sent.isError, sent.text).toBe(false);
+    const waited = await mcp.call("oc_wait", { session_id: first.data.session_id });
+    await expectTruthful(r, waited.data);
   });
 });
