@@ -46,6 +46,9 @@ export interface Connection {
   close(): Promise<void>;
 }
 
+/** The shape of opencode's session ids (`ses_` and a few dozen base62 characters). */
+const SESSION_ID = /^ses_[0-9A-Za-z]{1,100}$/;
+
 export function createConnection(config: Config): Connection {
   let pending: Promise<Conductor> | undefined;
   let started: SpawnedOpencode | undefined;
@@ -165,7 +168,9 @@ export function createConnection(config: Config): Connection {
   return {
     async conductor(sessionId) {
       const primary = await mainConductor();
-      if (!sessionId) return primary;
+      // Something that is not a session id is not looked up on every server (a huge one would
+      // cost a huge URL per server): the core refuses it with a bounded error.
+      if (!sessionId || !SESSION_ID.test(sessionId)) return primary;
       const home = (await instanceOf(sessionId)) ?? ((await holds(primary, sessionId).catch(() => true)) ? primary : undefined);
       if (home) return home;
       // Not ours: maybe a session of another opencode on this machine (a TUI window, a serve).
