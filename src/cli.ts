@@ -11,6 +11,8 @@ Usage:
                                           MCP server over Streamable HTTP at http://HOST:PORT/mcp
   opencode-conductor audit [--session ID] [--tool NAME] [--since TIME] [--limit N] [--json]
                                           print the audit trail
+  opencode-conductor install --client claude|codex|gemini|cursor|opencode [--scope user|project] [--dry-run] [--force]
+                                          add the MCP server and the delegation skill to a client (uninstall: undo)
   opencode-conductor --help | --version
 
 Environment:
@@ -32,6 +34,17 @@ Environment:
   OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S   idle time before an --http client's session is closed (default 1800)`;
 
 async function main(): Promise<number> {
+  if (process.argv[2] === "install" || process.argv[2] === "uninstall") {
+    const verb = process.argv[2];
+    const [{ ConfigError, loadConfig }, { installCommand }] = await Promise.all([import("./config.js"), import("./install-cli.js")]);
+    try {
+      return await installCommand(verb, process.argv.slice(3), loadConfig().stateDir);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      process.stderr.write(`opencode-conductor: ${error.message}\n`);
+      return 2;
+    }
+  }
   if (process.argv[2] === "audit") {
     const [{ ConfigError, loadConfig }, { auditCommand }] = await Promise.all([import("./config.js"), import("./audit-cli.js")]);
     try {

@@ -1,0 +1,41 @@
+// `opencode-conductor install|uninstall`: put the MCP server entry and the delegation skill where a
+// client reads them, in one command, and take them out again.
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { install, InstallError, uninstall } from "./install/install.js";
+import { detectLaunch } from "./install/launch.js";
+import { CLIENTS } from "./install/targets.js";
+
+export const INSTALL_HELP = `Usage: opencode-conductor install --client ${CLIENTS.join("|")} [--scope user|project] [--dry-run] [--force]
+       opencode-conductor uninstall --client NAME [--scope user|project] [--dry-run]
+Writes the MCP server entry and the delegation skill for a client (user scope: its files in your
+home; project scope: files in the current folder). --dry-run shows what would change; an existing
+entry is kept unless --force. uninstall puts back the files as they were.`;
+
+export async function installCommand(verb: "install" | "uninstall", argv: string[], stateDir: string): Promise<number> {
+  let values;
+  try {
+    values = parseArgs({ args: argv, options: { client: { type: "string" }, scope: { type: "string" }, "dry-run": { type: "boolean" }, force: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true }).values;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${INSTALL_HELP}\n`);
+    return 2;
+  }
+  if (values.help) return void process.stdout.write(`${INSTALL_HELP}\n`), 0;
+  if (!values.client) {
+    process.stderr.write(`--client is required.\n\n${INSTALL_HELP}\n`);
+    return 2;
+  }
+  const home = process.env.HOME || homedir();
+  const places = { home, xdgConfig: join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "opencode"), project: process.cwd() };
+  const common = { client: values.client, scope: values.scope, dryRun: values["dry-run"], places, stateDir };
+  try {
+    const report = verb === "install" ? await install({ ...common, force: values.force, launch: detectLaunch() }) : await uninstall(common);
+    process.stdout.write(`${report}\n`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof InstallError)) throw error;
+    process.stderr.write(`opencode-conductor ${verb}: ${error.message}\n`);
+    return 2;
+  }
+}

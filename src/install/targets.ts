@@ -1,0 +1,77 @@
+// What `install` changes for each client: where its MCP configuration and its context live, per
+// scope (user: the client's files in HOME; project: files in the project folder), and the entry.
+// The entries are those docs/clients.md shows.
+import { join } from "node:path";
+import type { Edit } from "./edits.js";
+import type { Launch } from "./launch.js";
+import { cursorRule, skillBody, skillSource, SKILL_NAME } from "./skill.js";
+
+export const CLIENTS = ["claude", "codex", "gemini", "cursor", "opencode"] as const;
+export type Client = (typeof CLIENTS)[number];
+export type Scope = "user" | "project";
+
+export interface Places {
+  home: string;
+  /** opencode's config folder: $XDG_CONFIG_HOME/opencode, default ~/.config/opencode. */
+  xdgConfig: string;
+  project: string;
+}
+
+export interface Target {
+  edits: Edit[];
+  /** Said to the user after the install: how to check it, and anything it cannot do. */
+  notes: string[];
+}
+
+const SERVER = "opencode";
+
+export function targetFor(client: Client, scope: Scope, launch: Launch, places: Places): Target {
+  const base = scope === "user" ? places.home : places.project;
+  const stdio = { command: launch.command, args: launch.args };
+  const context = (path: string): Edit => ({ kind: "block", path, comment: "html", body: skillBody(skillSource()) });
+  switch (client) {
+    case "claude":
+      return {
+        edits: [
+          { kind: "json", path: scope === "user" ? join(places.home, ".claude.json") : join(places.project, ".mcp.json"), key: ["mcpServers", SERVER], value: { type: "stdio", ...stdio, env: {} } },
+          { kind: "file", path: join(base, ".claude", "skills", SKILL_NAME, "SKILL.md"), text: skillSource() },
+        ],
+        notes: ["Check it with `claude mcp list`; the skill shows in `/skills`."],
+      };
+    case "codex": {
+      if (scope === "project") throw new Error("Codex reads MCP servers from ~/.codex/config.toml only: use --scope user (the context can still go in the project's AGENTS.md by hand).");
+      const args = `[${launch.args.map((a) => JSON.stringify(a)).join(", ")}]`;
+      return {
+        edits: [
+          { kind: "block", path: join(places.home, ".codex", "config.toml"), comment: "#", body: `[mcp_servers.${SERVER}]\ncommand = ${JSON.stringify(launch.command)}\nargs = ${args}\ntool_timeout_sec = 900` },
+          context(join(places.home, ".codex", "AGENTS.md")),
+        ],
+        notes: ["Check it with `codex mcp list`. For `codex exec`, tools need approval: see docs/clients.md."],
+      };
+    }
+    case "gemini":
+      return {
+        edits: [
+          { kind: "json", path: join(base, ".gemini", "settings.json"), key: ["mcpServers", SERVER], value: { ...stdio, timeout: 900_000 } },
+          context(scope === "user" ? join(places.home, ".gemini", "GEMINI.md") : join(places.project, "GEMINI.md")),
+        ],
+        notes: ["Check it with `gemini mcp list`. Headless `gemini -p` calls MCP tools only when trusted: see docs/clients.md."],
+      };
+    case "cursor":
+      return {
+        edits: [
+          { kind: "json", path: join(base, ".cursor", "mcp.json"), key: ["mcpServers", SERVER], value: stdio },
+          ...(scope === "project" ? [{ kind: "file" as const, path: join(places.project, ".cursor", "rules", `${SKILL_NAME}.mdc`), text: cursorRule() }] : []),
+        ],
+        notes: scope === "user" ? ["Cursor keeps user rules in its settings, not in files: install with --scope project to add the delegation rule."] : [],
+      };
+    case "opencode":
+      return {
+        edits: [
+          { kind: "json", path: scope === "user" ? join(places.xdgConfig, "opencode.json") : join(places.project, "opencode.json"), key: ["mcp", "conductor"], value: { type: "local", command: [launch.command, ...launch.args], enabled: true } },
+          context(scope === "user" ? join(places.xdgConfig, "AGENTS.md") : join(places.project, "AGENTS.md")),
+        ],
+        notes: ["opencode lists the tools as conductor_oc_delegate, conductor_oc_wait, …"],
+      };
+  }
+}
