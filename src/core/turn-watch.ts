@@ -222,7 +222,8 @@ export class TurnWatch {
   private afterEvidence(read?: SessionMessage[]): void {
     const machine = this.machine;
     if (!machine || this.settled) return;
-    if (machine.verdict) return this.end(read ?? this.seen.list(), machine.verdict);
+    // Events after a reconnect miss what the gap held: then the summary reads the session itself.
+    if (machine.verdict) return this.end(read ?? (this.seen.complete ? this.seen.list() : undefined), machine.verdict);
     const phase = machine.phase;
     const idle = this.activity === "idle";
     if (!idle || (phase !== "settling" && phase !== "waiting")) {
