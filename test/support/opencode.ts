@@ -22,6 +22,8 @@ export interface StartOpencodeOptions {
   env?: Record<string, string>;
   /** Server password; default: a random one. */
   password?: string;
+  /** The opencode executable; default: the pinned 1.x ({@link resolveOpencodeBinary}). */
+  binary?: string;
 }
 
 export interface TestOpencode {
@@ -127,11 +129,12 @@ export async function startOpencode(options: StartOpencodeOptions = {}): Promise
 
     server = await spawnOpencode({
       cwd: directory,
+      ...(options.binary ? { binary: options.binary } : {}),
       ...(options.password ? { password: options.password } : {}),
       env: { ...env, ...options.env },
     });
     // The registry checks the command line for this before it kills (pids get reused).
-    registerPid(server.pid, basename(resolveOpencodeBinary()), root);
+    registerPid(server.pid, basename(options.binary ?? resolveOpencodeBinary()), root);
 
     const started = server;
     let stopping: Promise<void> | undefined;
