@@ -19,7 +19,11 @@ export interface V2Event {
 /** The session an event belongs to, when it says. */
 export function sessionOf(event: V2Event): string | undefined {
   const id = event.data.sessionID;
-  return typeof id === "string" ? id : event.durable?.aggregateID;
+  if (typeof id === "string") return id;
+  // form.created / form.replied carry the form itself, with its session inside.
+  const form = event.data.form as { sessionID?: unknown } | undefined;
+  if (typeof form?.sessionID === "string") return form.sessionID;
+  return event.durable?.aggregateID;
 }
 
 export function parseV2Event(message: EventSourceMessage): V2Event | undefined {
