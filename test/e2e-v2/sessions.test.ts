@@ -58,6 +58,21 @@ describe("detecting the server", () => {
   });
 });
 
+describe("idle sessions and errors", () => {
+  it("interrupt and wait answer 204 on an idle session; an unknown session is a NotFoundError tagged SessionNotFoundError", async () => {
+    const id = await v2.newSession("idle");
+    expect(await v2.client.request("session.interrupt", { path: { sessionID: id } })).toBeUndefined();
+    expect(await v2.client.request("session.wait", { path: { sessionID: id } })).toBeUndefined();
+    const error = await v2.client.request("session.get", { path: { sessionID: "ses_doesnotexist" } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: "NotFoundError",
+      status: 404,
+      serverName: "SessionNotFoundError",
+      body: { _tag: "SessionNotFoundError", sessionID: "ses_doesnotexist", message: "Session not found: ses_doesnotexist" },
+    });
+  });
+});
+
 describe("fork", () => {
   it("before a message copies the history up to it into a new session that names its parent", async () => {
     const id = await v2.newSession("fork-source");
