@@ -140,7 +140,7 @@ async function sha256File(file: string): Promise<string> {
  * An exclusive lock file (O_EXCL). A lock older than `staleMs` is what a killed run left and is
  * taken over. Waits up to `waitMs` for another holder.
  */
-async function acquireLock(file: string, waitMs = 900_000, staleMs = 900_000): Promise<() => Promise<void>> {
+export async function acquireLock(file: string, waitMs = 900_000, staleMs = 900_000): Promise<() => Promise<void>> {
   const deadline = Date.now() + waitMs;
   while (true) {
     try {
