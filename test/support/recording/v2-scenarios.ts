@@ -18,15 +18,20 @@ export interface V2Scenario {
 const prompt = (client: OpencodeV2Client, sessionID: string, text: string) => client.request("session.prompt", { path: { sessionID }, body: { text } });
 const messages = (client: OpencodeV2Client, sessionID: string) => client.request("session.messages", { path: { sessionID }, query: { order: "asc" } });
 
+/** A turn nobody has to act on: prompt, wait for its outcome event, read the messages. */
+async function plainTurn(client: OpencodeV2Client, log: EventLog, sessionID: string, text: string): Promise<void> {
+  await prompt(client, sessionID, text);
+  await log.waitFor(isOutcome(sessionID));
+  await messages(client, sessionID);
+}
+
 export const v2Scenarios: V2Scenario[] = [
   {
     name: "text-turn",
     outcome: "session.execution.succeeded",
     async run(client, server, log, id) {
       server.model.forSession(id).queue(text("Hello from scripted."));
-      await prompt(client, id, "say hello");
-      await log.waitFor(isOutcome(id));
-      await messages(client, id);
+      await plainTurn(client, log, id, "say hello");
     },
   },
   {
@@ -34,9 +39,7 @@ export const v2Scenarios: V2Scenario[] = [
     outcome: "session.execution.succeeded",
     async run(client, server, log, id) {
       server.model.forSession(id).queue(toolCall("write", { path: `${server.directory}/hello.txt`, content: "hello\n" }), text("done"));
-      await prompt(client, id, "write hello.txt");
-      await log.waitFor(isOutcome(id));
-      await messages(client, id);
+      await plainTurn(client, log, id, "write hello.txt");
     },
   },
   {
@@ -44,9 +47,7 @@ export const v2Scenarios: V2Scenario[] = [
     outcome: "session.execution.failed",
     async run(client, server, log, id) {
       server.model.forSession(id).queue(httpError(400));
-      await prompt(client, id, "fail");
-      await log.waitFor(isOutcome(id));
-      await messages(client, id);
+      await plainTurn(client, log, id, "fail");
     },
   },
   {
