@@ -17,6 +17,9 @@ afterAll(() => v2?.stop());
 
 const prompt = (sessionID: string, body: { text: string; delivery?: "steer" | "queue" }) =>
   v2.client.request("session.prompt", { path: { sessionID }, body }) as Promise<{ data: { id: string; delivery: string } }>;
+// The permission reply's field is `reply` on the pre-release and `decision` on 2.0.26: take it from the server's spec.
+const replyBody = (reply: "once" | "always" | "reject") =>
+  ({ [v2.client.routes.get("permission.reply").bodyProperties.includes("decision") ? "decision" : "reply"]: reply });
 const inSession = (sessionID: string, type: string) => (e: { type: string; data: Record<string, unknown> }) =>
   e.type === type && e.data.sessionID === sessionID;
 
@@ -57,8 +60,7 @@ describe("a permission", () => {
     expect(await v2.client.request("permission.list", { path: { sessionID: id } })).toMatchObject({ data: [{ id: requestID }] });
     expect(await v2.client.request("permission.requests", {})).toMatchObject({ data: [{ id: requestID, sessionID: id }] });
 
-    // The snapshot's body field is `reply`; 2.0.26 calls it `decision` (see the doc).
-    await v2.client.request("permission.reply", { path: { sessionID: id, requestID }, body: { reply: "once" } });
+    await v2.client.request("permission.reply", { path: { sessionID: id, requestID }, body: replyBody("once") });
     const outcome = await v2.log.waitFor(isOutcome(id), { after: from });
     expect(outcome.type).toBe("session.execution.succeeded");
     expect(v2.log.of(id, from).find((e) => e.type === "permission.replied")?.data).toEqual({ sessionID: id, requestID, reply: "once" });
@@ -72,7 +74,7 @@ describe("a permission", () => {
     const from = v2.log.events.length;
     await prompt(id, { text: "run it" });
     const asked = await v2.log.waitFor(inSession(id, "permission.asked"), { after: from });
-    await v2.client.request("permission.reply", { path: { sessionID: id, requestID: asked.data.id as string }, body: { reply: "reject" } });
+    await v2.client.request("permission.reply", { path: { sessionID: id, requestID: asked.data.id as string }, body: replyBody("reject") });
     const outcome = await v2.log.waitFor(isOutcome(id), { after: from });
     expect(outcome).toMatchObject({ type: "session.execution.interrupted", data: { sessionID: id, reason: "shutdown" } });
     expect(v2.log.sequence(id, from)).toEqual(expect.arrayContaining(["permission.replied", "session.tool.failed", "session.step.failed"]));

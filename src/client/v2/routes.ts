@@ -70,6 +70,12 @@ export const V2_ROUTE_NAMES = Object.keys(V2_ROUTES) as V2RouteName[];
 
 export interface ResolvedRoute extends RouteSpec {
   name: V2RouteName;
+  /**
+   * Top-level properties of the JSON request body on this server, e.g. `["reply", "message"]` for
+   * the pre-release's permission reply and `["decision", "message"]` for 2.0.26's: lets a caller
+   * build the body this release takes without guessing from its version.
+   */
+  bodyProperties: readonly string[];
 }
 
 /** The engine-facing name is known but this server has no route for it. */
@@ -127,10 +133,10 @@ export function resolveV2Routes(spec: unknown, serverVersion: string): V2Routes 
   };
 }
 
-function indexOperations(spec: unknown): Map<string, RouteSpec> {
+function indexOperations(spec: unknown): Map<string, RouteSpec & { bodyProperties: string[] }> {
   const paths = isObject(spec) && isObject(spec.paths) ? spec.paths : undefined;
   if (!paths) throw new OpencodeError("The server's /openapi.json has no paths: it is not an OpenAPI document of opencode 2.x.", 0);
-  const out = new Map<string, RouteSpec>();
+  const out = new Map<string, RouteSpec & { bodyProperties: string[] }>();
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
     for (const method of METHODS) {
@@ -143,10 +149,23 @@ function indexOperations(spec: unknown): Map<string, RouteSpec> {
         streaming: successMedia(op).some((type) => type.startsWith("text/event-stream")),
         takesDirectory: Array.isArray(op.parameters) && op.parameters.some((p) => isObject(p) && p.in === "query" && p.name === "directory"),
         successContentType: successMedia(op)[0] ?? null,
+        bodyProperties: bodyProperties(spec as Record<string, unknown>, op),
       });
     }
   }
   return out;
+}
+
+function bodyProperties(spec: Record<string, unknown>, op: Record<string, unknown>): string[] {
+  const body = isObject(op.requestBody) && isObject(op.requestBody.content) ? op.requestBody.content["application/json"] : undefined;
+  let schema = isObject(body) ? body.schema : undefined;
+  // The body may be a `$ref` to a component (Form.Reply); follow a few.
+  for (let i = 0; i < 5 && isObject(schema) && typeof schema.$ref === "string"; i++) {
+    const name = schema.$ref.replace(/^#\/components\/schemas\//, "");
+    const components = isObject(spec.components) && isObject(spec.components.schemas) ? spec.components.schemas : {};
+    schema = components[name];
+  }
+  return isObject(schema) && isObject(schema.properties) ? Object.keys(schema.properties) : [];
 }
 
 function successMedia(op: Record<string, unknown>): string[] {

@@ -46,6 +46,18 @@ describe("resolving the v2 engine's operations", () => {
     }
   });
 
+  it("tells the request body shapes apart where the releases differ", () => {
+    const body = (routes: typeof released, name: Parameters<typeof released.get>[0]) => routes.get(name).bodyProperties;
+    expect(body(snapshot, "permission.reply")).toEqual(["reply", "message"]);
+    expect(body(released, "permission.reply")).toEqual(["decision", "message"]);
+    expect(body(snapshot, "session.fork")).toEqual(["boundary"]);
+    expect(body(released, "session.fork")).toEqual(["before"]);
+    expect(body(snapshot, "form.reply")).toEqual(["answer"]); // through a $ref to Form.Reply
+    expect(body(released, "session.rename")).toEqual(["title", "metadata", "permissions"]);
+    expect(body(snapshot, "session.rename")).toEqual(["title"]);
+    expect(body(released, "session.wait")).toEqual([]);
+  });
+
   it("names the server version and what is missing when a route is called that the server lacks", () => {
     expect(() => released.get("question.reply")).toThrow(RouteMissingError);
     expect(() => released.get("question.reply")).toThrow(
