@@ -1,7 +1,9 @@
 // npm run spec:fetch [-- --opencode PATH | --url URL [--password P]] [--out DIR]
-// Saves GET /doc byte-for-byte as spec/openapi.json, and spec/meta.json (opencode version from
-// GET /global/health, sha256, operation count). By default it starts the pinned binary in an
-// isolated temp HOME; with --url it reads a server that is already running.
+// Saves the server's own OpenAPI document byte-for-byte as DIR/openapi.json, and DIR/meta.json
+// (opencode version, sha256, operation count). Either major: 1.x serves GET /doc (version from
+// /global/health) and goes to spec/ by default; 2.x serves GET /openapi.json (version from /api/info
+// or /api/health) and goes to spec/v2/. By default it starts the pinned 1.x binary in an isolated
+// temp HOME; --opencode starts another (1.x or 2.x); --url reads a server that is already running.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -13,8 +15,8 @@ import { fetchSpecFrom, type FetchedSpec } from "./lib/server-fetch.js";
 import { listOperations, type OpenApiDocument } from "./lib/spec.js";
 
 const USAGE =
-  "usage: npm run spec:fetch [-- --opencode PATH | --url URL [--password P]] [--out spec]\n" +
-  "  --password defaults to $OPENCODE_PASSWORD";
+  "usage: npm run spec:fetch [-- --opencode PATH | --url URL [--password P]] [--out DIR]\n" +
+  "  --password defaults to $OPENCODE_PASSWORD; --out defaults to spec (1.x) or spec/v2 (2.x)";
 
 run(async () => {
   const { values } = parseArgs({
@@ -22,7 +24,7 @@ run(async () => {
       opencode: { type: "string" },
       url: { type: "string" },
       password: { type: "string" },
-      out: { type: "string", default: "spec" },
+      out: { type: "string" },
     },
   });
   if (values.url && values.opencode) throw new UsageError("give either --url or --opencode, not both");
@@ -39,7 +41,7 @@ run(async () => {
     if (values.opencode && !existsSync(binary)) throw new UsageError(`--opencode ${binary}: no such file`);
     fetched = await fromBinary(binary);
   }
-  save(values.out, fetched, source);
+  save(values.out ?? (fetched.major === 2 ? "spec/v2" : "spec"), fetched, source);
 }, USAGE);
 
 async function fromBinary(binary: string): Promise<FetchedSpec> {
@@ -62,7 +64,7 @@ function save(outDir: string, fetched: FetchedSpec, source: "binary" | "url"): v
   try {
     spec = JSON.parse(fetched.doc.toString("utf8")) as OpenApiDocument;
   } catch {
-    throw new Error("GET /doc did not return JSON");
+    throw new Error(`GET ${fetched.specPath} did not return JSON`);
   }
   const operations = listOperations(spec).length;
   const hash = sha256(fetched.doc);

@@ -70,9 +70,19 @@ export interface SpecDiff {
   changed: OperationChange[];
 }
 
-export function diffSpecs(oldSpec: OpenApiDocument, newSpec: OpenApiDocument): SpecDiff {
-  const before = new Map(listOperations(oldSpec).map((op) => [op.id, op]));
-  const after = new Map(listOperations(newSpec).map((op) => [op.id, op]));
+export interface DiffOptions {
+  /**
+   * Match operations by their id without this prefix: opencode's pre-release 2.x (and the `v2.*`
+   * operations of 1.x) call them `v2.session.create`, the released 2.0.x `session.create`.
+   */
+  ignorePrefix?: string;
+}
+
+export function diffSpecs(oldSpec: OpenApiDocument, newSpec: OpenApiDocument, options: DiffOptions = {}): SpecDiff {
+  const { ignorePrefix } = options;
+  const key = (id: string) => (ignorePrefix && id.startsWith(ignorePrefix) ? id.slice(ignorePrefix.length) : id);
+  const before = new Map(listOperations(oldSpec).map((op) => [key(op.id), op]));
+  const after = new Map(listOperations(newSpec).map((op) => [key(op.id), op]));
   const ref = (op: SpecOperation): OperationRef => ({ id: op.id, method: op.method, path: op.path });
   const diff: SpecDiff = { oldCount: before.size, newCount: after.size, added: [], removed: [], changed: [] };
   for (const [id, op] of after) if (!before.has(id)) diff.added.push(ref(op));

@@ -9,7 +9,10 @@ export interface SpecMeta {
   fetchedAt: string;
   sha256: string;
   operations: number;
-  source: "binary" | "url";
+  /** binary: spec:fetch started it; url: spec:fetch read a running server; repository: copied from opencode's source (see `origin`). */
+  source: "binary" | "url" | "repository";
+  /** Where a `repository` spec came from. */
+  origin?: string;
 }
 
 export const META_FILE = "meta.json";
@@ -34,7 +37,7 @@ export function readMeta(dir: string): SpecMeta | null {
 }
 
 /** The meta to write now: the previous fetchedAt is kept when the spec bytes are unchanged. */
-export function nextMeta(fresh: Omit<SpecMeta, "fetchedAt">, previous: SpecMeta | null, now = new Date()): SpecMeta {
+export function nextMeta(fresh: Omit<SpecMeta, "fetchedAt" | "origin">, previous: SpecMeta | null, now = new Date()): SpecMeta {
   const fetchedAt = previous?.sha256 === fresh.sha256 && previous.fetchedAt ? previous.fetchedAt : now.toISOString();
   return {
     opencodeVersion: fresh.opencodeVersion,

@@ -3,7 +3,8 @@ export function renderReadme(): string {
   return `# generated/ — DO NOT EDIT
 
 Everything in this folder is generated from \`spec/\` by \`npm run codegen\`
-(\`codegen/generate.ts\`). Hand edits are overwritten, and \`npm run codegen:check\` (run in CI)
+(\`codegen/generate.ts\`): \`generated/\` from \`spec/openapi.json\` (opencode 1.x, the v1 API) and
+\`generated/v2/\` from \`spec/v2/openapi.json\` (opencode 2.0.26, the v2 API under \`/api\`). Hand edits are overwritten, and \`npm run codegen:check\` (run in CI)
 fails when this folder differs from what the spec produces.
 
 To regenerate after an opencode upgrade:

@@ -1,18 +1,20 @@
-// Reading GET /doc and GET /global/health from an opencode server. Every request has a short
-// timeout and is retried: a request that lands while the server is still starting may never be
-// answered (notes §0.2). The password only ever goes into the Authorization header.
+// Reading an opencode server's own OpenAPI document and version, for either major: the server is
+// identified by src/client/detect.ts (1.x: /global/health and /doc; 2.x: /api/info or /api/health
+// and /openapi.json). Requests are retried: one that lands while the server is still starting may
+// never be answered (notes §0.2). The password only ever goes into the Authorization header.
+import { detectServer, fetchServerSpec, type OpencodeMajor, type ServerTarget } from "../../src/client/detect.js";
+import { AuthError, ConnectionError, OpencodeError } from "../../src/client/errors.js";
 
-export interface ServerTarget {
-  url: string;
-  username?: string;
-  password?: string;
-}
+export type { ServerTarget };
 
 export interface FetchedSpec {
-  /** GET /doc exactly as served. */
+  /** The OpenAPI document exactly as served. */
   doc: Buffer;
-  /** `version` from GET /global/health. */
+  /** What the server reports as its version. */
   version: string;
+  major: OpencodeMajor;
+  /** The route the document came from (`/doc` on 1.x, `/openapi.json` on 2.x). */
+  specPath: string;
 }
 
 export interface RetryOptions {
@@ -22,47 +24,22 @@ export interface RetryOptions {
 }
 
 export async function fetchSpecFrom(target: ServerTarget, retry: RetryOptions = {}): Promise<FetchedSpec> {
-  const health = JSON.parse((await getWithRetry(target, "/global/health", retry)).toString("utf8")) as {
-    version?: unknown;
-  };
-  if (typeof health.version !== "string") throw new Error("GET /global/health did not report a version");
-  const doc = await getWithRetry(target, "/doc", retry);
-  return { doc, version: health.version };
-}
-
-export async function getWithRetry(target: ServerTarget, path: string, retry: RetryOptions = {}): Promise<Buffer> {
   const { attempts = 5, timeoutMs = 2_000, delayMs = 250 } = retry;
-  const url = `${target.url.replace(/\/+$/, "")}${path}`;
-  const headers: Record<string, string> = { accept: "application/json" };
-  if (target.password !== undefined) {
-    const credentials = `${target.username ?? "opencode"}:${target.password}`;
-    headers.authorization = `Basic ${Buffer.from(credentials).toString("base64")}`;
-  }
-  let last = "";
+  const probeTarget = { ...target, timeoutMs: target.timeoutMs ?? timeoutMs };
+  let last: unknown;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      const response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
-      const body = Buffer.from(await response.arrayBuffer());
-      if (response.ok) return body;
-      if (response.status === 401) {
-        throw new FatalError(`GET ${path} answered 401: missing or wrong password (--password or OPENCODE_PASSWORD)`);
-      }
-      last = `HTTP ${response.status}`;
-      if (response.status < 500) break; // a 4xx will not change on retry
+      const identity = await detectServer(probeTarget);
+      const { bytes } = await fetchServerSpec(probeTarget, identity);
+      return { doc: bytes, version: identity.version, major: identity.major, specPath: identity.specPath };
     } catch (error) {
-      if (error instanceof FatalError) throw error;
-      last = describe(error);
+      if (error instanceof AuthError) throw new Error("the server answered 401: missing or wrong password (--password or OPENCODE_PASSWORD)");
+      last = error;
+      // Only a server that did not answer, or answered 5xx, may do better on a retry.
+      const retryable = error instanceof ConnectionError || (error instanceof OpencodeError && error.status >= 500);
+      if (!retryable) break;
     }
     if (attempt < attempts) await new Promise((r) => setTimeout(r, delayMs));
   }
-  throw new Error(`GET ${url} failed: ${last}`);
-}
-
-class FatalError extends Error {}
-
-function describe(error: unknown): string {
-  if (error instanceof Error && error.name === "TimeoutError") return "no answer within the timeout";
-  // fetch() hides the reason (ECONNREFUSED, bad port...) in `cause`.
-  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  throw new Error(`reading the spec of ${target.url} failed: ${last instanceof Error ? last.message : String(last)}`);
 }

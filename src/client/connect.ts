@@ -1,10 +1,12 @@
-// `connect()`: a typed client for one opencode server. Every call goes through openapi-fetch with
-// the operation's method and path taken from the generated operation table, so no URL is built by hand.
+// `connect()`: a typed client for one opencode 1.x server. Every call goes through openapi-fetch
+// (request.ts) with the operation's method and path taken from the generated operation table, so no
+// URL is built by hand. opencode 2.x: see v2/client.ts.
 import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "../../generated/openapi.js";
 import { operations, type OperationSpec } from "../../generated/operations.js";
-import { ConnectionError, errorForResponse, OpencodeError, safeUrl, type ErrorContext } from "./errors.js";
+import { OpencodeError, safeUrl } from "./errors.js";
 import { streamEvents, type EventsOptions } from "./events.js";
+import { performRequest, type RequestContext, type RouteSpec } from "./request.js";
 import type { CallParams, CallResult, DisconnectedEvent, OpencodeEvent, OperationId, ReconnectedEvent } from "./types.js";
 
 export interface ConnectOptions {
@@ -49,7 +51,7 @@ export function connect(options: ConnectOptions): OpencodeClient {
 }
 
 /** Credentials may come in the URL (`http://user:pass@host`); they move to the auth header. */
-function splitCredentials(options: ConnectOptions): { baseUrl: string; username?: string; password?: string } {
+export function splitCredentials(options: ConnectOptions): { baseUrl: string; username?: string; password?: string } {
   let url: URL;
   try {
     url = new URL(options.url);
@@ -66,72 +68,13 @@ function splitCredentials(options: ConnectOptions): { baseUrl: string; username?
   return { baseUrl: url.toString().replace(/\/+$/, ""), username, password };
 }
 
-// openapi-fetch's `request` typed loosely: method and path come from our table at run time.
-type LooseRequest = (
-  method: string,
-  path: string,
-  init: Record<string, unknown>,
-) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
-
 function makeClient(raw: Client<paths>, baseUrl: string, directory: string | undefined, defaultTimeoutMs: number): OpencodeClient {
-  const request = raw.request as unknown as LooseRequest;
+  const ctx: RequestContext = { raw, baseUrl, directory, defaultTimeoutMs };
 
   async function call(id: string, args: Record<string, unknown> = {}, callOptions: Record<string, unknown> = {}): Promise<unknown> {
     const op = operations[id as OperationId];
     if (!op) throw new OpencodeError(`Unknown opencode operation "${id}". List operations with oc_api_ops or see generated/operations.ts.`, 0);
-    const context: ErrorContext = { operationId: op.id, method: op.method.toUpperCase(), url: safeUrl(baseUrl + op.path) };
-    const dir = (callOptions.directory as string | undefined) ?? directory;
-    const query = { ...(args.query as Record<string, unknown> | undefined) };
-    const takesDirectory = Boolean((op.query?.properties as Record<string, unknown> | undefined)?.directory);
-    if (dir !== undefined && takesDirectory && query.directory === undefined) query.directory = dir;
-
-    const timeoutMs = (callOptions.timeoutMs as number | undefined) ?? defaultTimeoutMs;
-    const controller = new AbortController();
-    const outer = callOptions.signal as AbortSignal | undefined;
-    const onOuterAbort = () => controller.abort(outer?.reason);
-    if (outer?.aborted) onOuterAbort();
-    outer?.addEventListener("abort", onOuterAbort, { once: true });
-    let keepListening = false; // a stream stays tied to the caller's signal after the headers
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new Error("timeout"));
-    }, timeoutMs);
-
-    try {
-      const { data, error, response } = await request(op.method.toUpperCase(), op.path, {
-        params: { path: args.path, query },
-        body: args.body,
-        signal: controller.signal,
-        parseAs: parseAsFor(op),
-      });
-      if (!response.ok) throw errorForResponse(response.status, error, context);
-      keepListening = op.streaming;
-      return data;
-    } catch (error) {
-      if (error instanceof OpencodeError) throw error;
-      if (outer?.aborted) throw outer.reason ?? error;
-      if (error instanceof SyntaxError) {
-        throw new OpencodeError(`opencode answered ${op.id} with a body that is not valid JSON: ${error.message}`, 0, context, { cause: error });
-      }
-      if (timedOut) {
-        throw new ConnectionError(
-          `opencode at ${safeUrl(baseUrl)} did not answer ${op.id} within ${timeoutMs} ms. Check that the server is healthy, or raise timeoutMs.`,
-          "timeout",
-          context,
-          error,
-        );
-      }
-      throw new ConnectionError(
-        `Cannot reach opencode at ${safeUrl(baseUrl)} (${networkReason(error)}). Is it running? Start one with \`opencode serve --port 4096\` or set OPENCODE_URL.`,
-        "unreachable",
-        context,
-        error,
-      );
-    } finally {
-      clearTimeout(timer);
-      if (!keepListening) outer?.removeEventListener("abort", onOuterAbort);
-    }
+    return performRequest(ctx, routeOf(op), args, callOptions);
   }
 
   const client: OpencodeClient = {
@@ -145,15 +88,14 @@ function makeClient(raw: Client<paths>, baseUrl: string, directory: string | und
   return client;
 }
 
-/** How to read the success body: most operations answer JSON, a few text, bytes or a stream. */
-function parseAsFor(op: OperationSpec): "json" | "text" | "blob" | "stream" {
-  if (op.streaming) return "stream";
-  const type = op.responses.find((r) => r.status.startsWith("2") && r.contentType)?.contentType ?? "application/json";
-  if (type.includes("json")) return "json";
-  return type.startsWith("text/") ? "text" : "blob";
-}
-
-function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+/** The generated table's row, as the request executor needs it. */
+function routeOf(op: OperationSpec): RouteSpec {
+  return {
+    id: op.id,
+    method: op.method,
+    path: op.path,
+    streaming: op.streaming,
+    takesDirectory: Boolean((op.query?.properties as Record<string, unknown> | undefined)?.directory),
+    successContentType: op.responses.find((r) => r.status.startsWith("2") && r.contentType)?.contentType ?? null,
+  };
 }

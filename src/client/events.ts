@@ -1,4 +1,5 @@
-// The event stream of `GET /global/event` as an async iterator. opencode sends only `data:` lines,
+// An opencode event stream as an async iterator: `GET /global/event` (1.x) by default, any other
+// framing (2.x `GET /api/event`) through a `parse` function. opencode sends only `data:` lines,
 // a heartbeat every 10 s and no replay (notes §2), so a silent stream is treated as dropped, and
 // after a reconnect the consumer is told (`conductor.reconnected`) so it can re-read state.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
@@ -19,9 +20,18 @@ export interface EventsOptions {
 
 type OpenStream = (signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
 
+/** Turns one SSE message into an event, or undefined to drop it. Each API generation has its own framing. */
+export type ParseEvent<E> = (message: EventSourceMessage) => E | undefined;
+
 const SKIPPED = new Set(["sync", "server.heartbeat"]);
 
-export async function* streamEvents(open: OpenStream, options: EventsOptions = {}): AsyncGenerator<OpencodeEvent | ReconnectedEvent | DisconnectedEvent> {
+export function streamEvents(open: OpenStream, options?: EventsOptions): AsyncGenerator<OpencodeEvent | ReconnectedEvent | DisconnectedEvent>;
+export function streamEvents<E extends { type: string }>(open: OpenStream, options: EventsOptions | undefined, parse: ParseEvent<E>): AsyncGenerator<E | ReconnectedEvent | DisconnectedEvent>;
+export async function* streamEvents<E extends { type: string }>(
+  open: OpenStream,
+  options: EventsOptions = {},
+  parse: ParseEvent<E> = parseMessage as unknown as ParseEvent<E>,
+): AsyncGenerator<E | ReconnectedEvent | DisconnectedEvent> {
   const { signal, reconnect = true, idleTimeoutMs = 35_000, maxBackoffMs = 5_000, giveUpAfterMs = 120_000 } = options;
   let attempt = 0;
   let downSince: number | undefined;
@@ -34,7 +44,7 @@ export async function* streamEvents(open: OpenStream, options: EventsOptions = {
     try {
       const stream = await open(controller.signal);
       connectedOnce = true;
-      for await (const event of readEvents(stream, controller, idleTimeoutMs)) {
+      for await (const event of readEvents(stream, controller, idleTimeoutMs, parse)) {
         if (event.type === "server.connected" && downSince !== undefined) {
           // Subscribed again: now the consumer can re-read state without missing what follows.
           yield event;
@@ -69,7 +79,7 @@ export async function* streamEvents(open: OpenStream, options: EventsOptions = {
   }
 }
 
-async function* readEvents(stream: ReadableStream<Uint8Array>, controller: AbortController, idleTimeoutMs: number): AsyncGenerator<OpencodeEvent> {
+async function* readEvents<E>(stream: ReadableStream<Uint8Array>, controller: AbortController, idleTimeoutMs: number, parse: ParseEvent<E>): AsyncGenerator<E> {
   const pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (message) => pending.push(message) });
   const reader = stream.getReader();
@@ -89,7 +99,7 @@ async function* readEvents(stream: ReadableStream<Uint8Array>, controller: Abort
       armIdle();
       parser.feed(decoder.decode(value, { stream: true }));
       while (pending.length > 0) {
-        const event = parseMessage(pending.shift()!);
+        const event = parse(pending.shift()!);
         if (event) yield event;
       }
     }
@@ -100,6 +110,7 @@ async function* readEvents(stream: ReadableStream<Uint8Array>, controller: Abort
   }
 }
 
+/** 1.x framing of `GET /global/event`: `{directory, project, payload: {type, properties}}`. */
 function parseMessage(message: EventSourceMessage): OpencodeEvent | undefined {
   let data: { directory?: string; project?: string; payload?: { type?: string } };
   try {

@@ -1,4 +1,5 @@
 export { connect, type ConnectOptions, type OpencodeClient } from "./connect.js";
+export { detectServer, type OpencodeMajor, type ServerIdentity } from "./detect.js";
 export type { EventsOptions } from "./events.js";
 export {
   AuthError,
@@ -11,3 +12,4 @@ export {
 } from "./errors.js";
 export { freePort, randomPassword, resolveOpencodeBinary, spawnOpencode, type SpawnedOpencode, type SpawnOpencodeOptions } from "./spawn.js";
 export type { CallArgs, CallOptions, CallResult, DisconnectedEvent, EventOf, OpencodeEvent, OpencodeEventType, OperationId, ReconnectedEvent, Schemas } from "./types.js";
+export * from "./v2/index.js";

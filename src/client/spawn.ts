@@ -1,8 +1,9 @@
 // Start and stop an `opencode serve` process. Used by spec:fetch, the test harness, auto-start and
 // private instances. Facts it relies on (docs/opencode-behaviour.md, start-up): `--port 0` is not
 // random (it binds 4096), so we pick a free port ourselves; readiness is the stdout line
-// "opencode server listening on http://HOST:PORT"; SIGTERM stops it in about 2 s. Each server runs
-// under a small supervisor (supervisor.ts) that stops it when this process dies, even by SIGKILL.
+// "opencode server listening on http://HOST:PORT" ("server listening on ..." on 2.x); SIGTERM stops
+// it in about 2 s. Each server runs under a small supervisor (supervisor.ts) that stops it when this
+// process dies, even by SIGKILL.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
@@ -49,7 +50,8 @@ export interface SpawnedOpencode {
   stop(graceMs?: number): Promise<void>;
 }
 
-const LISTENING = /opencode server listening on (http:\/\/[^\s:]+:(\d+))/;
+// 1.x prints "opencode server listening on URL", 2.x "server listening on URL".
+const LISTENING = /\bserver listening on (http:\/\/[^\s:]+:(\d+))/;
 
 /** The pinned binary from the `opencode-ai` package when installed, else `opencode` on PATH. */
 export function resolveOpencodeBinary(): string {

@@ -8,6 +8,7 @@ export type Schemas = components["schemas"];
 
 type Op<Id extends OperationId> = OperationTypes[Id];
 type Params<Id extends OperationId> = Op<Id> extends { parameters: infer P } ? P : never;
+type ParamsOf<O> = O extends { parameters: infer P } ? P : never;
 
 type PathArgs<P> = P extends { path: infer V } ? { path: V } : { path?: undefined };
 type QueryArgs<P> = P extends { query: infer V }
@@ -26,6 +27,9 @@ type BodyArgs<O> = O extends { requestBody: infer R }
       : { body?: JsonOf<NonNullable<R>> }
     : { body?: undefined };
 
+/** `{ path, query, body }` of an operation type from openapi-typescript's `operations` (either API). */
+export type ArgsOfOperation<O> = PathArgs<ParamsOf<O>> & QueryArgs<ParamsOf<O>> & BodyArgs<O>;
+
 /** `{ path, query, body }` of one operation; keys are required exactly when the spec requires them. */
 export type CallArgs<Id extends OperationId> = PathArgs<Params<Id>> & QueryArgs<Params<Id>> & BodyArgs<Op<Id>>;
 
@@ -39,11 +43,12 @@ export interface CallOptions {
   directory?: string;
 }
 
-/** The argument list of `call`: args may be omitted when nothing is required. */
-export type CallParams<Id extends OperationId> =
-  RequiredKeys<CallArgs<Id>> extends never ? [args?: CallArgs<Id>, options?: CallOptions] : [args: CallArgs<Id>, options?: CallOptions];
+/** An argument list whose args may be omitted when nothing in them is required. */
+export type ParamsFor<A> = RequiredKeys<A> extends never ? [args?: A, options?: CallOptions] : [args: A, options?: CallOptions];
 
-type Responses<Id extends OperationId> = Op<Id> extends { responses: infer R } ? R : never;
+/** The argument list of `call`: args may be omitted when nothing is required. */
+export type CallParams<Id extends OperationId> = ParamsFor<CallArgs<Id>>;
+
 type SuccessStatus = 200 | 201 | 202 | 204;
 type BodyOfResponse<R> = R extends { content: { "application/json": infer D } }
   ? D
@@ -52,6 +57,13 @@ type BodyOfResponse<R> = R extends { content: { "application/json": infer D } }
     : R extends { content: { [type: string]: infer D } }
       ? D
       : undefined;
+type ResponsesOf<O> = O extends { responses: infer R } ? R : never;
+type Responses<Id extends OperationId> = Op<Id> extends { responses: infer R } ? R : never;
+
+/** The parsed success body of an operation type (`undefined` for 204). */
+export type ResultOfOperation<O> = {
+  [S in keyof ResponsesOf<O> & SuccessStatus]: BodyOfResponse<ResponsesOf<O>[S]>;
+}[keyof ResponsesOf<O> & SuccessStatus];
 
 /** The parsed body of the operation's success response (`undefined` for 204). */
 export type CallResult<Id extends OperationId> = {

@@ -60,6 +60,19 @@ export const SCENARIOS = [
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
+/** 2.x recordings (`npm run record -- --v2`): test/fixtures/2.x-<server version>/. */
+export const V2_FIXTURE_VERSION = "2.0.0-src.b622626";
+export const V2_SCENARIOS = ["text-turn", "write-turn", "http-400", "interrupt", "permission", "question"] as const;
+export type V2ScenarioName = (typeof V2_SCENARIOS)[number];
+
+export function v2FixtureDir(version: string = V2_FIXTURE_VERSION): string {
+  return join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", `2.x-${version}`);
+}
+
+export function loadV2Fixture(name: V2ScenarioName): Fixture {
+  return JSON.parse(readFileSync(join(v2FixtureDir(), `${name}.json`), "utf8")) as Fixture;
+}
+
 export function fixturePath(name: string): string {
   return join(FIXTURE_DIR, `${name}.json`);
 }

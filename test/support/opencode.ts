@@ -22,6 +22,8 @@ export interface StartOpencodeOptions {
   env?: Record<string, string>;
   /** Server password; default: a random one. */
   password?: string;
+  /** The opencode executable; default: the pinned 1.x ({@link resolveOpencodeBinary}). */
+  binary?: string;
 }
 
 export interface TestOpencode {
@@ -129,10 +131,10 @@ export async function startOpencode(options: StartOpencodeOptions = {}): Promise
     await writeFile(join(env.XDG_CONFIG_HOME!, "opencode", "opencode.json"), JSON.stringify(offlineConfig(model.baseURL, options), null, 2));
     const directory = await createProjectDir(root, "project", { gitInit: options.gitInit, home });
 
-    const spawnOptions = { cwd: directory, ...(options.password ? { password: options.password } : {}), env: { ...env, ...options.env } };
+    const spawnOptions = { cwd: directory, ...(options.binary ? { binary: options.binary } : {}), ...(options.password ? { password: options.password } : {}), env: { ...env, ...options.env } };
     server = await spawnOpencode(spawnOptions);
     // The registry checks the command line for this before it kills (pids get reused).
-    registerPid(server.pid, basename(resolveOpencodeBinary()), root);
+    registerPid(server.pid, basename(options.binary ?? resolveOpencodeBinary()), root);
 
     const first = server;
     let stopping: Promise<void> | undefined;
@@ -157,7 +159,7 @@ export async function startOpencode(options: StartOpencodeOptions = {}): Promise
       },
       restart: async () => {
         server = await spawnOpencode({ ...spawnOptions, password: first.password, port: first.port });
-        registerPid(server.pid, basename(resolveOpencodeBinary()), root);
+        registerPid(server.pid, basename(options.binary ?? resolveOpencodeBinary()), root);
       },
     };
   } catch (error) {

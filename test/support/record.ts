@@ -1,11 +1,21 @@
 // `npm run record [-- scenario ...]`: runs each scenario against a fresh hermetic opencode, records
 // the client's traffic through a recording fetch, scrubs it and writes
 // test/fixtures/<version>/<scenario>.json for the msw replay tests.
+// `npm run record -- --v2 [scenario ...]`: the same against the 2.x test server, through the v2
+// client, into test/fixtures/2.x-<version>/.
 import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { listOperations, type OpenApiDocument } from "../../codegen/lib/spec.js";
 import { connect } from "../../src/client/index.js";
-import { FIXTURE_DIR, fixturePath, type Fixture } from "./fixture.js";
-import { startOpencode } from "./opencode.js";
+import { detectServer, fetchServerSpec } from "../../src/client/detect.js";
+import { connectV2 } from "../../src/client/v2/index.js";
+import { FIXTURE_DIR, fixturePath, v2FixtureDir, type Fixture } from "./fixture.js";
+import { startOpencode, type TestOpencode } from "./opencode.js";
+import { startOpencode2 } from "./opencode2.js";
+import { routeMatcher } from "./operation-match.js";
 import { createRecorder } from "./recording/fetch.js";
+import { v2Scenarios, type V2Scenario } from "./recording/v2-scenarios.js";
+import { recordEvents } from "./v2-events.js";
 import { MISSING_SESSION, scenarios, type Scenario } from "./recording/scenarios.js";
 import { scrubFixture } from "./recording/scrub.js";
 
@@ -25,28 +35,69 @@ async function record(scenario: Scenario): Promise<Fixture> {
     const recorder = createRecorder();
     const client = connect({ url: server.url, password: server.password, directory: server.directory, fetch: recorder.fetch });
     await scenario.run(client, server);
-    return scrubFixture(
-      { scenario: scenario.name, opencodeVersion: version, interactions: recorder.interactions },
-      {
-        password: server.password,
-        startedAt,
-        keepIds: [MISSING_SESSION],
-        replace: [
-          [server.directory, PROJECT],
-          [server.home, HOME],
-          [server.root, TEMP_ROOT],
-          [server.url, SERVER],
-          [`127.0.0.1:${server.model.port}`, `127.0.0.1:${MODEL_PORT}`],
-        ],
-      },
-    );
+    return scrub({ scenario: scenario.name, opencodeVersion: version, interactions: recorder.interactions }, server, startedAt);
   } finally {
     await server.stop();
   }
 }
 
+function scrub(raw: Fixture, server: TestOpencode, startedAt: number): Fixture {
+  return scrubFixture(raw, {
+    password: server.password,
+    startedAt,
+    keepIds: [MISSING_SESSION],
+    replace: [
+      [server.directory, PROJECT],
+      [server.home, HOME],
+      [server.root, TEMP_ROOT],
+      [server.url, SERVER],
+      [`127.0.0.1:${server.model.port}`, `127.0.0.1:${MODEL_PORT}`],
+    ],
+  });
+}
+
+async function recordV2(scenario: V2Scenario): Promise<Fixture> {
+  const server = await startOpencode2(scenario.server);
+  try {
+    const target = { url: server.url, password: server.password };
+    const identity = await detectServer(target);
+    const { doc } = await fetchServerSpec(target, identity);
+    const startedAt = Date.now();
+    // Operation ids from the server's own document; the probes and the spec stay out of the recording.
+    const recorder = createRecorder(undefined, routeMatcher(listOperations(doc as OpenApiDocument)));
+    const client = await connectV2({ ...target, fetch: recorder.fetch, identity, spec: doc });
+    const log = await recordEvents(client);
+    const created = (await client.request("session.create", { body: { title: scenario.name } })) as { data: { id: string } };
+    await scenario.run(client, server, log, created.data.id);
+    const outcome = log.events.find((e) => e.type.startsWith("session.execution.") && e.type !== "session.execution.started");
+    log.stop();
+    if (outcome?.type !== scenario.outcome) throw new Error(`recording went wrong: ${scenario.name} ended with ${outcome?.type ?? "no outcome"}, not ${scenario.outcome}`);
+    return scrub({ scenario: scenario.name, opencodeVersion: identity.version, interactions: recorder.interactions }, server, startedAt);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function mainV2(wanted: string[]): Promise<void> {
+  const unknown = wanted.filter((name) => !v2Scenarios.some((s) => s.name === name));
+  if (unknown.length) throw new Error(`unknown 2.x scenario(s) ${unknown.join(", ")}; known: ${v2Scenarios.map((s) => s.name).join(", ")}`);
+  let dir = "";
+  for (const scenario of v2Scenarios.filter((s) => wanted.length === 0 || wanted.includes(s.name))) {
+    const started = Date.now();
+    const fixture = await recordV2(scenario);
+    dir = v2FixtureDir(fixture.opencodeVersion);
+    await mkdir(dir, { recursive: true });
+    const json = `${JSON.stringify(fixture, null, 2)}\n`;
+    await writeFile(join(dir, `${scenario.name}.json`), json);
+    console.log(`${scenario.name.padEnd(14)} ${String(fixture.interactions.length).padStart(2)} interactions, ${(json.length / 1024).toFixed(1).padStart(6)} kB, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+  console.log(`fixtures written to ${dir}`);
+}
+
 async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  if (args.includes("--v2")) return mainV2(args.filter((a) => a !== "--v2"));
+  const wanted = args;
   const unknown = wanted.filter((name) => !scenarios.some((s) => s.name === name));
   if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${scenarios.map((s) => s.name).join(", ")}`);
   await mkdir(FIXTURE_DIR, { recursive: true });

@@ -13,7 +13,8 @@ export const DEFAULT_MODEL_ID = "scripted";
 export const TITLE_ANSWER = "Scripted title";
 export const SUMMARY_ANSWER = "(scripted model: summary of the conversation so far)";
 const TITLE_PROMPT = "You are a title generator";
-const SUMMARY_PROMPT = "You are a context summarization agent";
+// 1.x's compaction agent, and 2.x's compaction prompt (which may come as the first message instead of a system one).
+const SUMMARY_PROMPTS = ["You are a context summarization agent", "Create a new anchored summary from the conversation history"];
 
 /** Loose shape of a chat-completions request body. */
 export interface ChatRequestBody {
@@ -112,7 +113,8 @@ function contentText(content: unknown): string {
 export function classify(body: ChatRequestBody): RequestKind {
   const system = (body.messages ?? []).filter((m) => m.role === "system").map((m) => contentText(m.content).trimStart());
   if (system.some((s) => s.startsWith(TITLE_PROMPT))) return "title";
-  if (system.some((s) => s.startsWith(SUMMARY_PROMPT))) return "summary";
+  const first = contentText(body.messages?.[0]?.content).trimStart();
+  if ([...system, first].some((s) => SUMMARY_PROMPTS.some((p) => s.startsWith(p)))) return "summary";
   return "chat";
 }
 

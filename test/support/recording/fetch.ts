@@ -13,7 +13,11 @@ export interface Recorder {
   readonly interactions: Interaction[];
 }
 
-export function createRecorder(base: Fetch = (request) => globalThis.fetch(request)): Recorder {
+/**
+ * `match` names the operation of a request (default: the 1.x table); a 2.x recording passes one
+ * built from the server's own document.
+ */
+export function createRecorder(base: Fetch = (request) => globalThis.fetch(request), match: (method: string, path: string) => string | undefined = operationFor): Recorder {
   const started = performance.now();
   const interactions: Interaction[] = [];
   const elapsed = (since = started) => Math.round(performance.now() - since);
@@ -22,7 +26,7 @@ export function createRecorder(base: Fetch = (request) => globalThis.fetch(reque
     const url = new URL(request.url);
     const requestText = request.body ? await request.clone().text() : "";
     const entry: Interaction = {
-      operationId: operationFor(request.method, url.pathname),
+      operationId: match(request.method, url.pathname),
       atMs: elapsed(),
       method: request.method,
       path: url.pathname,

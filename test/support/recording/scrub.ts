@@ -27,7 +27,7 @@ const KEEP_OF_LONG_STRING = 300;
 export const DROPPED_EVENTS = new Set(["sync", "server.heartbeat", "plugin.added", "catalog.updated", "reference.updated", "integration.updated"]);
 
 const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
-const ID = /\b(ses|msg|prt|per|que|evt|wrk|pty)_[0-9A-Za-z]{16,}\b|\bcall_\d+(?:_\d+)*\b/g;
+const ID = /\b(ses|msg|prt|per|que|evt|wrk|pty|frm)_[0-9A-Za-z]{16,}\b|\bcall_\d+(?:_\d+)*\b/g;
 
 export function scrubFixture(raw: Fixture, context: ScrubContext): Fixture {
   // Absolute paths also appear relative to "/" (Session.path of a project outside git).
@@ -107,8 +107,10 @@ export function scrubFixture(raw: Fixture, context: ScrubContext): Fixture {
 }
 
 function eventType(data: unknown): string | undefined {
-  const payload = (data as { payload?: { type?: unknown } } | null)?.payload;
-  return typeof payload?.type === "string" ? payload.type : undefined;
+  // 1.x wraps the event in `payload`; 2.x sends it as is.
+  const event = data as { payload?: { type?: unknown }; type?: unknown } | null;
+  const type = event?.payload?.type ?? event?.type;
+  return typeof type === "string" ? type : undefined;
 }
 
 /** Refuses to write a fixture that still holds a secret or a machine path. */

@@ -1,0 +1,95 @@
+// The scenarios `npm run record -- --v2` runs against the real opencode 2.x harness, through the v2
+// client (so the recording holds exactly the adapter's requests) with the event stream open from
+// before the first request until the turn's outcome event.
+import type { OpencodeV2Client } from "../../../src/client/v2/index.js";
+import type { V2ScenarioName } from "../fixture.js";
+import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
+import { hang, httpError, text, toolCall } from "../scripted-model.js";
+import { isOutcome, type EventLog } from "../v2-events.js";
+
+export interface V2Scenario {
+  name: V2ScenarioName;
+  server?: Omit<StartOpencodeOptions, "binary">;
+  /** The outcome event the turn must end with. */
+  outcome: "session.execution.succeeded" | "session.execution.failed" | "session.execution.interrupted";
+  run(client: OpencodeV2Client, server: TestOpencode, log: EventLog, sessionID: string): Promise<void>;
+}
+
+const prompt = (client: OpencodeV2Client, sessionID: string, text: string) => client.request("session.prompt", { path: { sessionID }, body: { text } });
+const messages = (client: OpencodeV2Client, sessionID: string) => client.request("session.messages", { path: { sessionID }, query: { order: "asc" } });
+
+/** A turn nobody has to act on: prompt, wait for its outcome event, read the messages. */
+async function plainTurn(client: OpencodeV2Client, log: EventLog, sessionID: string, text: string): Promise<void> {
+  await prompt(client, sessionID, text);
+  await log.waitFor(isOutcome(sessionID));
+  await messages(client, sessionID);
+}
+
+export const v2Scenarios: V2Scenario[] = [
+  {
+    name: "text-turn",
+    outcome: "session.execution.succeeded",
+    async run(client, server, log, id) {
+      server.model.forSession(id).queue(text("Hello from scripted."));
+      await plainTurn(client, log, id, "say hello");
+    },
+  },
+  {
+    name: "write-turn",
+    outcome: "session.execution.succeeded",
+    async run(client, server, log, id) {
+      server.model.forSession(id).queue(toolCall("write", { path: `${server.directory}/hello.txt`, content: "hello\n" }), text("done"));
+      await plainTurn(client, log, id, "write hello.txt");
+    },
+  },
+  {
+    name: "http-400",
+    outcome: "session.execution.failed",
+    async run(client, server, log, id) {
+      server.model.forSession(id).queue(httpError(400));
+      await plainTurn(client, log, id, "fail");
+    },
+  },
+  {
+    name: "interrupt",
+    outcome: "session.execution.interrupted",
+    async run(client, server, log, id) {
+      server.model.forSession(id).queue(hang({ text: "partial " }));
+      await prompt(client, id, "hang");
+      await log.waitFor((e) => e.type === "session.text.started" && e.data.sessionID === id);
+      await client.request("session.active", {});
+      await client.request("session.interrupt", { path: { sessionID: id } });
+      await log.waitFor(isOutcome(id));
+      await messages(client, id);
+    },
+  },
+  {
+    name: "permission",
+    server: { permission: { shell: "ask" } },
+    outcome: "session.execution.succeeded",
+    async run(client, server, log, id) {
+      server.model.forSession(id).queue(toolCall("shell", { command: "echo x > approved.txt" }), text("done"));
+      await prompt(client, id, "run it");
+      const asked = await log.waitFor((e) => e.type === "permission.asked" && e.data.sessionID === id);
+      await client.request("permission.list", { path: { sessionID: id } });
+      await client.request("permission.reply", { path: { sessionID: id, requestID: asked.data.id as string }, body: { reply: "once" } });
+      await log.waitFor(isOutcome(id));
+      await messages(client, id);
+    },
+  },
+  {
+    name: "question",
+    outcome: "session.execution.succeeded",
+    async run(client, server, log, id) {
+      const question = { question: "Which colour?", header: "Colour", options: [{ label: "red", description: "warm" }, { label: "blue", description: "cold" }] };
+      server.model.forSession(id).queue(toolCall("question", { questions: [question] }), text("blue it is"));
+      await prompt(client, id, "ask me");
+      const created = await log.waitFor((e) => e.type === "form.created" && (e.data.form as { sessionID?: string }).sessionID === id);
+      const formID = (created.data.form as { id: string }).id;
+      await client.request("form.list", { path: { sessionID: id } });
+      await client.request("form.reply", { path: { sessionID: id, formID }, body: { answer: { q0: "blue" } } });
+      await log.waitFor(isOutcome(id));
+      await messages(client, id);
+    },
+  },
+];
