@@ -14,6 +14,7 @@ import { UsageError } from "../core/errors.js";
 import type { RequestLog } from "../core/request-ids.js";
 import { auditEntry, isAudited } from "./audit-entry.js";
 import { acceptedArguments } from "./client-arguments.js";
+import { withRefusals, type Decider, type RefusedApproval } from "./refusals.js";
 
 export type Annotations = Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">>;
 
@@ -37,7 +38,9 @@ export interface ToolContext {
   /** Asks the client's user (`elicitation/create`); rejects on timeout, cancel or a client error. */
   elicit?(params: ElicitRequestFormParams, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ElicitResult>;
   /** Appends an extra audit line for this call (e.g. an approval the human gave); tool and client are filled in. */
-  audit?(entry: Omit<AuditEntry, "time" | "tool" | "client">): Promise<void>;
+  audit?(entry: Omit<AuditEntry, "time" | "tool" | "client" | "by"> & { by?: AuditEntry["by"] | Decider }): Promise<void>;
+  /** Approvals not given during this call; the result reports them (refusals.ts). */
+  refused?: RefusedApproval[];
   /** Idempotent starts (request_id), kept in the state dir. */
   requests?: RequestLog;
 }
@@ -102,6 +105,7 @@ export function registerTool(server: McpServer, def: ToolDef, options: RegisterO
       } catch (error) {
         result = errorResult(error, def.name, options.secrets());
       }
+      result = withRefusals(result, JSON.parse(scrub(JSON.stringify(ctx.refused ?? []), options.secrets())));
       if (options.audit && isAudited(def, accepted)) {
         const error = result.isError ? (result.content[0] as { text?: string } | undefined)?.text : undefined;
         const peer = server.server.getClientVersion();
@@ -128,6 +132,7 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
     config: options.config,
     signal: extra.signal,
     requests: options.requests,
+    refused: [],
     canElicit: () => server.server.getClientCapabilities()?.elicitation?.form !== undefined,
     elicit(params, o = {}) {
       const message = scrub(params.message, options.secrets());
