@@ -13,6 +13,7 @@ import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { isAlive } from "../support/registry.js";
 import { text, toolCall } from "../support/scripted-model.js";
 import { createSession, promptAndWait } from "../support/turns.js";
+import { scratchHome } from "../support/scratch-home.js";
 
 // The `mcp-inspector` bin of @modelcontextprotocol/inspector 0.15.0 imports `commander` without
 // declaring it, and here resolves tsup's commander 4 ("allowExcessArguments is not a function").
@@ -34,7 +35,7 @@ afterAll(async () => {
 async function inspector(target: string[], method: string[], serverEnv: Record<string, string> = {}): Promise<Record<string, unknown>> {
   const flags = Object.entries(serverEnv).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   const { stdout } = await run(process.execPath, [INSPECTOR, "--cli", ...flags, ...target, ...method], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+    env: { PATH: process.env.PATH ?? "", HOME: scratchHome() },
     timeout: 60_000,
   });
   return JSON.parse(stdout) as Record<string, unknown>;
@@ -61,7 +62,7 @@ describe("MCP Inspector CLI", () => {
   it("lists our tools over Streamable HTTP (loopback, no token)", async () => {
     const port = await freePort();
     const child = spawn(process.execPath, [CLI, "--http", "--port", String(port)], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env() },
+      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env() },
       stdio: ["ignore", "ignore", "pipe"],
     });
     const exited = once(child, "exit");

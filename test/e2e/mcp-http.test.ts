@@ -13,6 +13,7 @@ import { startHttpCli, type HttpCli } from "../support/http-cli.js";
 import { CLI } from "../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { isAlive, registerPid, unregisterPid } from "../support/registry.js";
+import { scratchHome } from "../support/scratch-home.js";
 
 const TOKEN = "test-token-0123456789abcdef";
 
@@ -108,7 +109,7 @@ describe("MCP server over Streamable HTTP", () => {
 
   it("refuses --host 0.0.0.0 without a token, with exit code 2 and a clear message", async () => {
     const child = spawn(process.execPath, [CLI, "--http", "--host", "0.0.0.0", "--port", String(await freePort())], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENCODE_URL: opencode.url },
+      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_URL: opencode.url },
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";
