@@ -1,6 +1,6 @@
 // Reading GET /doc and GET /global/health from an opencode server. Every request has a short
 // timeout and is retried: a request that lands while the server is still starting may never be
-// answered (notes §0.2). The password only ever goes into the Authorization header.
+// answered (docs/opencode-behaviour.md §0.2). The password only ever goes into the Authorization header.
 
 export interface ServerTarget {
   url: string;

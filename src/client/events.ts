@@ -1,5 +1,5 @@
 // The event stream of `GET /global/event` as an async iterator. opencode sends only `data:` lines,
-// a heartbeat every 10 s and no replay (notes §2), so a silent stream is treated as dropped, and
+// a heartbeat every 10 s and no replay (docs/opencode-behaviour.md §2), so a silent stream is treated as dropped, and
 // after a reconnect the consumer is told (`conductor.reconnected`) so it can re-read state.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { AuthError, ConnectionError, OpencodeError } from "./errors.js";

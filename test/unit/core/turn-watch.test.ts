@@ -1,4 +1,4 @@
-// TurnWatch fed by a fake hub and a fake client: which idles end a turn (notes §2: error turns
+// TurnWatch fed by a fake hub and a fake client: which idles end a turn (docs/opencode-behaviour.md §2: error turns
 // idle twice, aborting an idle session idles too, a reconnect loses events). `wait({timeoutMs: 0})`
 // answers once the checks triggered so far have run, so no test sleeps.
 import { describe, expect, it } from "vitest";

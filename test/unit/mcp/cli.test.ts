@@ -41,7 +41,7 @@ describe("opencode-conductor flags", () => {
       expect(r.stdout).toContain("Usage:");
       expect(r.stdout).toContain("--http");
       expect(r.stdout).toContain("OPENCODE_URL");
-      // Every variable of DESIGN.md's configuration section (MODEL_BLOCK is written "MODEL_ALLOW/_BLOCK").
+      // Every variable of the README's configuration table (MODEL_BLOCK is written "MODEL_ALLOW/_BLOCK").
       for (const name of ["OPENCODE_PASSWORD", "TOOLSETS", "READ_ONLY", "_MODEL ", "FALLBACK", "RETRY_TIMEOUT_S", "MODEL_ALLOW/_BLOCK", "INSTANCE_TTL_S", "STATE_DIR", "SANDBOX", "AUDIT", "HTTP_TOKEN"]) {
         expect(r.stdout, name).toContain(name);
       }

@@ -1,4 +1,4 @@
-// The one config module: every environment variable of DESIGN.md, its default, and a bad value
+// The one config module: every environment variable of the README's configuration table, its default, and a bad value
 // rejected with a message that names the variable.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
