@@ -2,17 +2,13 @@
 // (stdio, and HTTP with a bearer token from the environment), `codex mcp list`, then `codex exec`
 // in which its model calls oc_status and oc_delegate against a real opencode whose agent writes a
 // file. Offline: Codex's model is the scripted OpenAI Responses API of test/support/llm-api.
-import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect } from "../../src/client/connect.js";
-import { FASTEST_HUMAN_MS } from "../../src/mcp/elicit.js";
 import { openaiResponses } from "../support/llm-api/openai-responses.js";
-import { expectDelegated, startScene, TOKEN, type Scene } from "../support/client-scene.js";
+import { expectDelegated, expectReturnedApproval, startApprovalScene, startScene, TOKEN, type Scene } from "../support/client-scene.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { clientBin, clientEnv, docSnippet, localize, run, shellWords } from "../support/real-clients.js";
-import { text, toolCall } from "../support/scripted-model.js";
 
 let oc: TestOpencode;
 let codex: string;
@@ -73,33 +69,19 @@ describe.each(["stdio", "http"] as const)("Codex over %s", (transport) => {
 });
 
 describe("codex exec and an approval (nobody there to answer it)", () => {
-  let asking: TestOpencode;
+  let approval: Awaited<ReturnType<typeof startApprovalScene>>;
   let scene: Scene;
   beforeAll(async () => {
-    asking = await startOpencode({ permission: { bash: "ask" } });
-    scene = await startScene(asking, openaiResponses, "stdio", "codex-approval");
-    asking.model.clear();
-    asking.model.queue(toolCall("bash", { command: `echo approved > ${scene.file}`, description: "write the file" }), text("Wrote it after approval."));
+    approval = await startApprovalScene(openaiResponses, "codex-approval");
+    scene = approval.scene;
   });
   afterAll(async () => {
-    await scene?.close();
-    await asking?.stop();
+    await approval?.close();
   });
 
   it("Codex declines the elicitation form at once; that is not a rejection: the call comes back BLOCKED with the oc_answer call, audited by client", async () => {
     await writeConfig(scene, "Codex over stdio");
     const headless = await codexLine(scene, docSnippet("Codex headless (`codex exec`)").trim(), ["--skip-git-repo-check"]);
-    expect(headless.code, headless.stderr).toBe(0);
-    const delegated = scene.api.requests.findLast((r) => (r.conversation?.toolResults.length ?? 0) >= 2)!.conversation!.toolResults[1]!;
-    expect(delegated).toMatch(/BLOCKED|"status":"blocked"/);
-    expect(delegated).toContain("oc_answer");
-
-    const audit = readFileSync(join(scene.values.stateDir, "audit.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>);
-    const returned = audit.find((e) => e.decision === "returned");
-    expect(returned, JSON.stringify(audit)).toMatchObject({ tool: "oc_delegate", by: "client", outcome: "returned", detail: { action: "decline" } });
-    expect(returned!.detail.elapsed_ms).toBeLessThan(FASTEST_HUMAN_MS);
-    const oc = connect({ url: asking.url, password: asking.password, directory: asking.directory });
-    expect((await oc.call("permission.list")).map((p) => p.id)).toContain(returned!.detail.request_id);
-    expect(existsSync(scene.file)).toBe(false);
+    await expectReturnedApproval(scene, headless, "decline");
   });
 });

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { connect } from "../../src/client/connect.js";
+import { FASTEST_HUMAN_MS } from "../../src/mcp/elicit.js";
 import { startHttpCli, type HttpCli } from "./http-cli.js";
 import type { ApiModule, LlmApi } from "./llm-api/server.js";
 import { startLlmApi } from "./llm-api/server.js";
@@ -96,4 +97,39 @@ export async function expectDelegated(scene: Scene, result: RunResult): Promise<
   expect(write?.type === "tool" && write.state.status, JSON.stringify(parts).slice(0, 2000)).toBe("completed");
   expect(write?.type === "tool" && (write.state as { input?: { filePath?: string } }).input?.filePath).toBe(scene.file);
   expect(result.stdout).toContain(scene.plan.finalText);
+}
+
+/** A scene whose opencode asks before bash, and whose agent runs one bash command that writes the file. */
+export async function startApprovalScene(api: ApiModule, name: string): Promise<{ asking: TestOpencode; scene: Scene; close(): Promise<void> }> {
+  const asking = await startOpencode({ permission: { bash: "ask" } });
+  const scene = await startScene(asking, api, "stdio", name);
+  asking.model.clear();
+  asking.model.queue(toolCall("bash", { command: `echo approved > ${scene.file}`, description: "write the file" }), text("Wrote it after approval."));
+  return {
+    asking,
+    scene,
+    async close() {
+      await scene.close();
+      await asking.stop();
+    },
+  };
+}
+
+/**
+ * The client answered the approval form on its own (`action`, faster than a person could): the
+ * delegation came back BLOCKED with the oc_answer call, the audit says `by: "client"`, and opencode
+ * still has the request pending with nothing run.
+ */
+export async function expectReturnedApproval(scene: Scene, result: RunResult, action: "cancel" | "decline"): Promise<void> {
+  expect(result.code, result.stderr.slice(-3000)).toBe(0);
+  const delegated = scene.api.requests.findLast((r) => (r.conversation?.toolResults.length ?? 0) >= 2)!.conversation!.toolResults[1]!;
+  expect(delegated).toMatch(/BLOCKED|"status":"blocked"/);
+  expect(delegated).toContain("oc_answer");
+  const audit = readFileSync(join(scene.values.stateDir, "audit.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { decision?: string; detail?: { action?: string; elapsed_ms?: number; request_id?: string } });
+  const returned = audit.find((e) => e.decision === "returned");
+  expect(returned, JSON.stringify(audit)).toMatchObject({ tool: "oc_delegate", by: "client", outcome: "returned", detail: { action } });
+  expect(returned!.detail!.elapsed_ms).toBeLessThan(FASTEST_HUMAN_MS);
+  const oc = connect({ url: scene.oc.url, password: scene.oc.password, directory: scene.oc.directory });
+  expect((await oc.call("permission.list")).map((p) => p.id)).toContain(returned!.detail!.request_id);
+  expect(existsSync(scene.file)).toBe(false);
 }
