@@ -3,6 +3,7 @@
 // oc_status and oc_delegate against a real opencode whose agent writes a file. Offline: Claude Code's
 // model is the scripted Anthropic Messages API of test/support/llm-api.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NO_OAUTH } from "../../src/mcp/transports/http.js";
 import { anthropicMessages } from "../support/llm-api/anthropic.js";
 import { expectDelegated, expectReturnedApproval, startApprovalScene, startScene, type Scene } from "../support/client-scene.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
@@ -54,6 +55,27 @@ describe.each(["stdio", "http"] as const)("Claude Code over %s", (transport) => 
 
     const [headless] = await runSnippet(scene, "Claude Code headless (`claude -p`)");
     await expectDelegated(scene, headless!);
+  });
+
+});
+
+
+describe("Claude Code over http, without the header", () => {
+  let scene: Scene;
+  beforeAll(async () => {
+    scene = await startScene(oc, anthropicMessages, "http", "claude-no-header");
+  });
+  afterAll(async () => {
+    await scene?.close();
+  });
+
+  it("without the Authorization header, claude mcp list says to send it (not an OAuth login)", async () => {
+    const e = env(scene);
+    const add = await run(claude, ["mcp", "add", "-s", "user", "--transport", "http", "no-header", scene.http!.url], { env: e, cwd: scene.oc.directory });
+    expect(add.code, add.stderr).toBe(0);
+    const list = await run(claude, ["mcp", "list"], { env: e, cwd: scene.oc.directory, timeoutMs: 120_000 });
+    expect(list.stdout).toMatch(/no-header: .*Failed to connect/);
+    expect(list.stdout).toContain(NO_OAUTH.replaceAll('"', '\\"'));
   });
 });
 

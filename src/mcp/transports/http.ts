@@ -30,6 +30,7 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 /** Largest JSON-RPC body read before a session exists (an initialize request is tiny). */
 const MAX_INIT_BODY = 1024 * 1024;
 const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
+export const NO_OAUTH = "This server does not use OAuth: send the header Authorization: Bearer <OPENCODE_CONDUCTOR_HTTP_TOKEN> (claude mcp add --transport http NAME URL --header \"Authorization: Bearer <token>\")";
 /** What a client waits before reconnecting a dropped SSE stream (the `retry` of the priming event). */
 const RETRY_MS = 1_000;
 
@@ -126,6 +127,9 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
       return json(res, 403, { jsonrpc: "2.0", error: { code: -32000, message: `Forbidden: Origin ${shown} is not allowed (loopback origins are; add others to OPENCODE_CONDUCTOR_HTTP_ORIGINS)` }, id: null });
     }
     const url = new URL(req.url ?? "/", "http://localhost");
+    // A client that got 401 without a token goes looking for OAuth (discovery, then client
+    // registration) and reports that failure: say there what the fix is.
+    if (/^\/(\.well-known\/(oauth|openid)|register$|authorize$|token$)/.test(url.pathname)) return json(res, 404, { error: NO_OAUTH });
     if (url.pathname !== "/mcp") return json(res, 404, { error: "Not found: the MCP endpoint is /mcp" });
     if (options.token && !validToken(req.headers.authorization, options.token)) {
       res.setHeader("www-authenticate", 'Bearer realm="opencode-conductor"');
