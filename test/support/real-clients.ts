@@ -91,7 +91,9 @@ export function localize(snippet: string, l: Localize, quoting: "shell" | "json"
   let out = snippet;
   if (launcher) out = out.replaceAll("npx -y opencode-conductor", launcher);
   else {
-    // JSON / TOML: `"command": "npx", "args": ["-y", "opencode-conductor"]` and the TOML equivalent.
+    // JSON / TOML: `"command": "npx", "args": ["-y", "opencode-conductor"]` and the TOML equivalent;
+    // opencode's own `"command": ["npx", "-y", "opencode-conductor"]`.
+    out = out.replace(/\[\s*"npx",\s*"-y",\s*"opencode-conductor"\s*\]/g, `[${JSON.stringify(node)}, ${JSON.stringify(CLI)}]`);
     out = out.replace(/("command"\s*:\s*|command\s*=\s*)"npx"/g, `$1${JSON.stringify(node)}`);
     out = out.replace(/\[\s*"-y",\s*"opencode-conductor"\s*\]/g, `[${JSON.stringify(CLI)}]`);
   }
