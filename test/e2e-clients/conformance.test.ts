@@ -41,7 +41,7 @@ describe("MCP conformance suite", () => {
     const r = await run(node22, [suite, "server", "--url", cli.url, "--expected-failures", BASELINE], { env: clientEnv(home), cwd: home, timeoutMs: 240_000 });
     const summary = r.stdout.slice(r.stdout.lastIndexOf("=== SUMMARY ==="));
     expect(r.code, `${summary}\n${r.stderr.slice(-2000)}`).toBe(0);
-    for (const scenario of ["server-initialize", "ping", "logging-set-level", "tools-list", "tools-call-error", "server-sse-multiple-streams", "dns-rebinding-protection"]) {
+    for (const scenario of ["server-initialize", "ping", "logging-set-level", "tools-list", "tools-call-error", "server-sse-multiple-streams", "dns-rebinding-protection", "resources-list", "prompts-list"]) {
       expect(summary, scenario).toMatch(new RegExp(`✓ ${scenario}: \\d+ passed, 0 failed`));
     }
   });
