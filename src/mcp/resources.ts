@@ -10,6 +10,7 @@ import { readAudit } from "../core/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import { UsageError } from "../core/errors.js";
 import { listSessions, sessionDiff, sessionMessages, sessionTodo } from "../core/sessions.js";
+import { registerResourceUpdates } from "./resource-updates.js";
 import { scrub } from "./tool.js";
 
 export interface ResourceOptions {
@@ -34,7 +35,10 @@ export function registerResources(server: McpServer, o: ResourceOptions): void {
   const json: Json = (uri, value) => ({
     contents: [{ uri: uri.href, mimeType: "application/json", text: scrub(JSON.stringify(value, null, 2), o.secrets()) }],
   });
-  if (o.config.toolsets.includes("sessions")) registerSessionViews(server, o, json);
+  if (o.config.toolsets.includes("sessions")) {
+    registerSessionViews(server, o, json);
+    registerResourceUpdates(server, o.conductor);
+  }
   if (o.config.toolsets.includes("audit")) {
     server.registerResource("audit", "opencode://audit", { title: "Audit trail", description: `The last ${AUDIT_ENTRIES} audit entries (oldest first)`, mimeType: "application/json" }, async (uri) => {
       if (!o.config.auditPath) return json(uri, { audit: "off", entries: [] });

@@ -1,6 +1,7 @@
 // The built MCP server over stdio, driven by the SDK's Client, against real opencode + the scripted model.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpFor, type McpSession } from "../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
@@ -130,6 +131,20 @@ describe("MCP server over stdio", () => {
     const todo = await mcp.client.readResource({ uri: `opencode://session/${id}/todo` });
     expect(JSON.parse((todo.contents[0] as { text: string }).text)).toEqual([]);
     expectNoSecret([transcript, todo, resources]);
+  });
+
+  it("a subscribed session resource sends resources/updated while its turn runs", async () => {
+    expect(mcp.client.getServerCapabilities()?.resources).toMatchObject({ subscribe: true, listChanged: true });
+    server.model.queue(text("Slow answer.", { delayMs: 1_500 }));
+    const started = await mcp.call("oc_delegate", { task: "Answer slowly", permissions: "auto", wait: false });
+    const uri = `opencode://session/${started.data.session_id as string}/transcript`;
+    const updated = new Promise<string>((resolve) => mcp.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
+    await mcp.client.subscribeResource({ uri });
+    const done = await mcp.call("oc_wait", { session_id: started.data.session_id });
+    expect(done.data.status, done.text).toBe("done");
+    expect(await updated).toBe(uri);
+    await mcp.client.unsubscribeResource({ uri });
+    await expect(mcp.client.subscribeResource({ uri: "opencode://audit" })).rejects.toThrow(/Only session resources/);
   });
 
   it("oc_models and oc_catalog describe the server without secrets", async () => {
