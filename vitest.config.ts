@@ -1,8 +1,9 @@
 import { defineConfig } from "vitest/config";
 
 // Suites: fast unit tests (msw replay, no processes), e2e tests that start the real opencode 1.x
-// binary with the scripted model, and e2e-v2 against a real opencode 2.x server (built once from
-// test/fixtures/opencode-2x/, or OPENCODE2_BIN). e2e files run two at a time: the machines have 2 cores.
+// binary with the scripted model, e2e-v2 against a real opencode 2.x server (built once from
+// test/fixtures/opencode-2x/, or OPENCODE2_BIN), and the real MCP clients. Files run two at a time:
+// the machines have 2 cores.
 export default defineConfig({
   test: {
     projects: [
@@ -12,6 +13,19 @@ export default defineConfig({
           include: ["test/unit/**/*.test.ts"],
           sequence: { groupOrder: 0 }, // fast feedback first
           testTimeout: 20_000,
+        },
+      },
+      {
+        // The real client CLIs (Claude Code, Codex, Gemini CLI from npm, in the tool cache) against
+        // real opencode; slow (each headless run starts a whole client), so their own project.
+        test: {
+          name: "clients",
+          include: ["test/e2e-clients/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          maxWorkers: 2,
+          sequence: { groupOrder: 3 }, // last: after e2e-v2, so at most two files run at once
         },
       },
       {

@@ -3,6 +3,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { TOOLSETS } from "../src/config.js";
+import { CLIENT_INJECTED_ARGUMENTS } from "../src/mcp/client-arguments.js";
 import { INSTRUCTIONS } from "../src/mcp/server.js";
 import { listedTools } from "../src/mcp/tool-list.js";
 import { ALL_TOOLS } from "../src/mcp/tools/index.js";
@@ -64,6 +65,14 @@ export async function renderToolsDoc(): Promise<string> {
     ...INSTRUCTIONS.split("\n").map((line) => `> ${line}`),
     "",
     "Output schemas name the fields to read; answers are loose objects that carry more (a turn also has `answer`, `next`, `error`, `pending`, `model`, `agent`, `tools`, `files`, `tokens`, `cost`, `checks`, `budget`, `fallbacks`, `transcript` with `detail: \"full\"`).",
+    "",
+    "## Unknown arguments",
+    "",
+    "An argument a tool does not take is refused with the tool's real arguments (``oc_send does not take `wait`. Its arguments: …``), so a typo is never ignored silently. The only exceptions are keys that MCP clients add to every call on their own; they are accepted and dropped before the tool runs:",
+    "",
+    "| key | why it is tolerated |",
+    "|---|---|",
+    ...Object.entries(CLIENT_INJECTED_ARGUMENTS).map(([key, why]) => `| \`${key}\` | ${why} |`),
     "",
     ...tools.map((t) => section(t, toolsetOf.get(t.name) ?? "?")),
   ].join("\n");

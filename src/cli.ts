@@ -31,7 +31,8 @@ Environment:
   OPENCODE_CONDUCTOR_AUDIT                audit log path, or off
   OPENCODE_CONDUCTOR_APPROVALS            elicit|return|deny: how agents' permission requests are answered
   OPENCODE_CONDUCTOR_HTTP_TOKEN           bearer token for --http (required off loopback)
-  OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S   idle time before an --http client's session is closed (default 1800)`;
+  OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S   idle time before an --http client's session is closed (default 1800)
+  OPENCODE_CONDUCTOR_HTTP_ORIGINS         browser origins allowed for --http besides loopback (comma-separated)`;
 
 async function main(): Promise<number> {
   if (process.argv[2] === "install" || process.argv[2] === "uninstall") {
@@ -104,7 +105,7 @@ async function main(): Promise<number> {
       process.stderr.write(`--port must be a port number, got "${args.port}"\n`);
       return 2;
     }
-    const http = await startHttp({ host: args.host ?? "127.0.0.1", port, token: config.httpToken, sessionTtlMs: config.httpSessionTtlS * 1000,
+    const http = await startHttp({ host: args.host ?? "127.0.0.1", port, token: config.httpToken, sessionTtlMs: config.httpSessionTtlS * 1000, origins: config.httpOrigins,
       onExpire: (id) => process.stderr.write(`opencode-conductor: closed MCP session ${id} (idle ${config.httpSessionTtlS} s)\n`),
       newServer,
     }).catch((error: Error) => {

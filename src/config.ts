@@ -82,6 +82,7 @@ const EnvSchema = z.object({
     .refine((v) => v === undefined || v === "" || (APPROVAL_MODES as readonly string[]).includes(v), `expected one of ${APPROVAL_MODES.join(", ")} (or unset: elicit when the client supports it, else return)`),
   OPENCODE_CONDUCTOR_HTTP_TOKEN: z.string().optional(),
   OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S: seconds(1800),
+  OPENCODE_CONDUCTOR_HTTP_ORIGINS: z.string().optional(),
 });
 
 export interface Config {
@@ -104,6 +105,8 @@ export interface Config {
   httpToken?: string;
   /** An HTTP client's MCP session with no request for this long is closed (its client re-initializes). */
   httpSessionTtlS: number;
+  /** Browser origins allowed besides loopback ones (`--http`), e.g. `https://app.example`. */
+  httpOrigins: string[];
   /** Unset: elicit when the client declared elicitation, else return. `deny` cannot be loosened per call. */
   approvals?: ApprovalMode;
 }
@@ -139,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditPath: audit === "off" ? undefined : audit || join(stateDir, "audit.jsonl"),
     httpToken: e.OPENCODE_CONDUCTOR_HTTP_TOKEN || undefined,
     httpSessionTtlS: e.OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S,
+    httpOrigins: (e.OPENCODE_CONDUCTOR_HTTP_ORIGINS ?? "").split(",").map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean),
     approvals: (e.OPENCODE_CONDUCTOR_APPROVALS || undefined) as ApprovalMode | undefined,
   };
 }

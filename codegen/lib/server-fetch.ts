@@ -1,7 +1,7 @@
 // Reading an opencode server's own OpenAPI document and version, for either major: the server is
 // identified by src/client/detect.ts (1.x: /global/health and /doc; 2.x: /api/info or /api/health
 // and /openapi.json). Requests are retried: one that lands while the server is still starting may
-// never be answered (notes §0.2). The password only ever goes into the Authorization header.
+// never be answered (docs/opencode-behaviour.md §0.2). The password only ever goes into the Authorization header.
 import { detectServer, fetchServerSpec, type OpencodeMajor, type ServerTarget } from "../../src/client/detect.js";
 import { AuthError, ConnectionError, OpencodeError } from "../../src/client/errors.js";
 

@@ -1,9 +1,9 @@
 // Finding opencode servers already running on this machine, and choosing the one to connect to.
-// opencode keeps no record of running servers (notes §1 "State"), so we look at processes: on Linux
+// opencode keeps no record of running servers (docs/opencode-behaviour.md §1 "State"), so we look at processes: on Linux
 // `/proc/*/cmdline` for opencode processes, their socket inodes (`/proc/PID/fd`) matched against
 // LISTEN rows of `/proc/net/tcp{,6}`; on macOS `lsof` (code path present, not tested on CI).
 // Every port is probed on `/global/health` with a short timeout: a port accepts connections
-// before the app answers, and such a request may never be answered (notes §0.2).
+// before the app answers, and such a request may never be answered (docs/opencode-behaviour.md §0.2).
 import { execFile, execFileSync } from "node:child_process";
 import { readFileSync, readlinkSync } from "node:fs";
 import { readdir, readFile, readlink, realpath } from "node:fs/promises";

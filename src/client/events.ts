@@ -1,6 +1,6 @@
 // An opencode event stream as an async iterator: `GET /global/event` (1.x) by default, any other
 // framing (2.x `GET /api/event`) through a `parse` function. opencode sends only `data:` lines,
-// a heartbeat every 10 s and no replay (notes §2), so a silent stream is treated as dropped, and
+// a heartbeat every 10 s and no replay (docs/opencode-behaviour.md §2), so a silent stream is treated as dropped, and
 // after a reconnect the consumer is told (`conductor.reconnected`) so it can re-read state.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { AuthError, ConnectionError, OpencodeError } from "./errors.js";

@@ -1,5 +1,5 @@
 // Start and stop an `opencode serve` process. Used by spec:fetch, the test harness, auto-start and
-// private instances. Facts it relies on (docs/opencode-behaviour.md, start-up): `--port 0` is not
+// private instances. Facts it relies on (docs/opencode-behaviour.md §0.2, §1): `--port 0` is not
 // random (it binds 4096), so we pick a free port ourselves; readiness is the stdout line
 // "opencode server listening on http://HOST:PORT" ("server listening on ..." on 2.x); SIGTERM stops
 // it in about 2 s. Each server runs under a small supervisor (supervisor.ts) that stops it when this

@@ -15,7 +15,7 @@ export interface AuditEntry {
   model?: string;
   /** An approval's decision, and who gave it (`model`, `human` through elicitation, or `policy` when denied by configuration). */
   decision?: string;
-  by?: "model" | "human" | "policy";
+  by?: "model" | "human" | "policy" | "client";
   files?: string[];
   tokens?: number;
   cost?: number;

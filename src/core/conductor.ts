@@ -78,7 +78,7 @@ export class Conductor implements CoreContext {
   /** Answers a permission request (`requestId` + `decision`) or a question (`questionId` + `answers` or `reject`). */
   async answer(answer: AnswerPermission | AnswerQuestion): Promise<void> {
     const id = "requestId" in answer ? answer.requestId : answer.questionId;
-    // The reply must go to the directory instance that asked (notes §9).
+    // The reply must go to the directory instance that asked (docs/opencode-behaviour.md §9).
     const directory = answer.sessionId ? (await sessionScope(this, answer.sessionId)).client.directory : this.hub.directoryOf(id);
     const client = directory === undefined || directory === this.client.directory ? this.client : this.client.withDirectory(directory);
     try {

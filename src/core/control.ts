@@ -93,7 +93,7 @@ export async function result(base: CoreContext, sessionId: string, o: Pick<WaitO
   const ctx = await sessionScope(base, sessionId);
   const status = (await ctx.client.call("session.status"))[sessionId];
   const watch = runningWatch(ctx, sessionId);
-  // A prompt accepted a moment ago is not busy yet (notes §2), but this process knows it runs.
+  // A prompt accepted a moment ago is not busy yet (docs/opencode-behaviour.md §2), but this process knows it runs.
   const state = status && status.type !== "idle" ? status.type : watch ? "busy" : "idle";
   const read = await summarizeSession(ctx, sessionId, { outcome: state === "idle" ? "idle" : "timeout", watch, detail: o.detail });
   const last = Budget.exceededFor(ctx, read)?.apply(read) ?? read;
@@ -115,7 +115,7 @@ const STOP_TIMEOUT_MS = 30_000;
 async function stopTurn(ctx: CoreContext, sessionId: string): Promise<boolean> {
   let stopped!: () => void;
   const idle = new Promise<void>((resolve) => (stopped = resolve));
-  // Subscribe before aborting: the abort's idle follows within milliseconds (notes §6).
+  // Subscribe before aborting: the abort's idle follows within milliseconds (docs/opencode-behaviour.md §6).
   const unsubscribe = await ctx.hub.subscribe((event) => {
     if ((event.type === "session.idle" || (event.type === "session.status" && event.properties.status.type === "idle")) && event.properties.sessionID === sessionId) stopped();
   });

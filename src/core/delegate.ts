@@ -53,7 +53,7 @@ export type DelegateResult = GovernedSummary & {
 export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<DelegateResult> {
   if (typeof o.task !== "string" || (!o.task.trim() && !o.command)) throw new UsageError("`task` is empty: say what the agent should do.");
   if (o.fork && !o.sessionId) throw new UsageError("`fork: true` needs `sessionId`: the session to fork.");
-  // A continued session runs in its own directory (status and requests are per directory, notes §9).
+  // A continued session runs in its own directory (status and requests are per directory, docs/opencode-behaviour.md §9).
   const scoped: CoreContext =
     o.directory !== undefined ? { ...ctx, client: ctx.client.withDirectory(await existingDirectory(o.directory)) } : o.sessionId ? await sessionScope(ctx, o.sessionId) : ctx;
   const { client } = scoped;
@@ -72,7 +72,7 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
     sessionId = o.fork ? (await client.call("session.fork", { path: { sessionID: o.sessionId }, body: {} })).id : o.sessionId;
     if (rules) await client.call("session.update", { path: { sessionID: sessionId }, body: { permission: rules } });
   } else {
-    // A title given up front also spares a title request to the model (notes §0.3).
+    // A title given up front also spares a title request to the model (docs/opencode-behaviour.md §0.3).
     const created = await client.call("session.create", { body: { title: o.title ?? titleFrom(o.command ? `/${o.command} ${o.task}` : o.task), ...(rules ? { permission: rules } : {}) } });
     sessionId = created.id;
   }
@@ -124,7 +124,7 @@ function promptBody(o: Pick<DelegateOptions, "task" | "agents" | "agent">, model
   };
 }
 
-/** opencode accepts a missing directory and fails later (notes §9): check it here. */
+/** opencode accepts a missing directory and fails later (docs/opencode-behaviour.md §9): check it here. */
 export async function existingDirectory(directory: string): Promise<string> {
   const absolute = resolve(directory);
   const info = await stat(absolute).catch(() => undefined);

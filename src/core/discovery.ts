@@ -1,7 +1,7 @@
 // What a server offers: its health and version, the models a caller may use (after the allow and
 // block globs), and compact rows of its other catalogs. Models come from v1 `config.providers`,
 // which blocks until providers are loaded and honours `enabled_providers`; v2 `/api/model` is racy
-// (notes §3). Everything shown from config and providers is redacted: opencode returns keys verbatim.
+// (docs/opencode-behaviour.md §3). Everything shown from config and providers is redacted: opencode returns keys verbatim.
 import type { CallResult, Schemas } from "../client/types.js";
 import type { CoreContext, CoreSettings } from "./context.js";
 import { quoted, UsageError } from "./errors.js";

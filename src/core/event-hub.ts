@@ -36,7 +36,7 @@ export class EventHub implements EventSource {
   private controller: AbortController | undefined;
   private connected: Promise<void> | undefined;
   private lingerTimer: NodeJS.Timeout | undefined;
-  // Requests live per directory instance (notes §5, §9): answering one needs its directory.
+  // Requests live per directory instance (docs/opencode-behaviour.md §5, §9): answering one needs its directory.
   private readonly requestDirs = new Map<string, string>();
 
   constructor(private readonly client: OpencodeClient) {}

@@ -1,4 +1,4 @@
-// Model fallback watchdog (notes §6). A task tries [model, ...fallbacks]: when the session stays in
+// Model fallback watchdog (docs/opencode-behaviour.md §6). A task tries [model, ...fallbacks]: when the session stays in
 // `retry` too long, or its turn ends in a provider error, the watchdog aborts, waits for the idle,
 // and prompts the SAME session with the next model (always passing `model`: it is sticky), so
 // history and edits carry over. Prompting without the abort would not fall back (the queued prompt

@@ -1,5 +1,5 @@
 // parallel(): many independent tasks, each in its own session. opencode runs sessions truly in
-// parallel (notes §8); the cap only bounds how many we start at once.
+// parallel (docs/opencode-behaviour.md §8); the cap only bounds how many we start at once.
 import { Budget, type BudgetCaps, type BudgetTotals } from "./budget.js";
 import type { CoreContext } from "./context.js";
 import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.js";

@@ -1,4 +1,4 @@
-// Session status is kept per directory instance (notes §9): a session living in another project
+// Session status is kept per directory instance (docs/opencode-behaviour.md §9): a session living in another project
 // must be read through a client bound to that project's directory.
 import type { CoreContext } from "./context.js";
 import { quoted, UsageError } from "./errors.js";

@@ -1,7 +1,7 @@
 // Sessions as a caller sees them: compact listings and one small function per action (info,
 // messages, diff, fork, compact, rename, delete, abort, revert, shell, export, todo). v1 engine only
-// (notes §3). Session-scoped routes follow the session's own directory; `session.status` is per
-// directory instance, so status reads go to the session's directory (notes §9).
+// (docs/opencode-behaviour.md §3). Session-scoped routes follow the session's own directory; `session.status` is per
+// directory instance, so status reads go to the session's directory (docs/opencode-behaviour.md §9).
 import { ConnectionError, errorForResponse, safeUrl } from "../client/errors.js";
 import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
@@ -38,7 +38,7 @@ export function sessionRow(s: Session): SessionRow {
   };
 }
 
-// The spec pins id prefixes; a wrong one makes opencode answer 500, not 400 (notes §3).
+// The spec pins id prefixes; a wrong one makes opencode answer 500, not 400 (docs/opencode-behaviour.md §3).
 function checkId(id: string | undefined, prefix: "ses" | "msg" | "prt", what: string): string {
   if (typeof id !== "string" || !id.startsWith(prefix)) {
     throw new UsageError(`${what} must be an opencode id starting with "${prefix}_", got ${quoted(id)}.${prefix === "ses" ? " List sessions with oc_sessions." : ""}`);
@@ -231,11 +231,11 @@ export interface SessionDiff {
 
 /**
  * Files one turn changed (git projects only). Without `messageId`, the last turn: the plain
- * session diff is always [] in 1.18.33, only `?messageID=` works (notes §7).
+ * session diff is always [] in 1.18.33, only `?messageID=` works (docs/opencode-behaviour.md §7).
  */
 export async function sessionDiff(ctx: CoreContext, id: string, options: DirectoryOption & { messageId?: string } = {}): Promise<SessionDiff> {
   const sessionID = checkId(id, "ses", "sessionId");
-  // Listening first: the per-turn diff is written a moment after the turn goes idle (notes §1, "after idle").
+  // Listening first: the per-turn diff is written a moment after the turn goes idle (docs/opencode-behaviour.md §1, "after idle").
   const summarized = await summaryOf(ctx, sessionID);
   try {
     const messageID = options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : (await lastUserMessage(ctx, sessionID, options.directory))?.info.id;
@@ -317,12 +317,12 @@ const ABORT_SETTLE_MS = 10_000;
 export async function abortSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ sessionId: string; wasRunning: boolean }> {
   const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
   const status = await runState(ctx, s);
-  // Always abort: a prompt sent a moment ago is not busy yet (notes §2) but is about to be.
+  // Always abort: a prompt sent a moment ago is not busy yet (docs/opencode-behaviour.md §2) but is about to be.
   await ctx.client.call("session.abort", { path: { sessionID: s.id } }, opts(s.directory));
   return { sessionId: s.id, wasRunning: status.type !== "idle" };
 }
 
-/** Deletes a session, aborting its turn first: deleting a busy session leaves its loop running (notes §6). */
+/** Deletes a session, aborting its turn first: deleting a busy session leaves its loop running (docs/opencode-behaviour.md §6). */
 export async function deleteSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ sessionId: string; deleted: boolean; aborted: boolean }> {
   const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
   const status = await runState(ctx, s);

@@ -1,4 +1,4 @@
-// Follows a session's turn on the event stream (docs/opencode-behaviour.md, events) and asks the
+// Follows a session's turn on the event stream (docs/opencode-behaviour.md §2) and asks the
 // turn machine (turns/machine.ts) whether opencode has recorded its end: an idle alone never ends
 // a turn. Subscribe before prompting. It also keeps what the caller is shown while the turn runs:
 // progress, files edited, the permission requests and questions that block it. After a reconnect,

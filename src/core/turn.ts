@@ -129,7 +129,7 @@ export async function summarizeSession(ctx: CoreContext, sessionId: string, o: S
   const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, verdict, detail: o.detail };
   const summary = withFallbacks(ctx, summarizeTurn(input), messages);
   if (!over || summary.status === "lost" || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;
-  // Per-turn diffs exist only in git projects (notes §7); they also name what a shell command changed.
+  // Per-turn diffs exist only in git projects (docs/opencode-behaviour.md §7); they also name what a shell command changed.
   const diff: FileDiff[] = await ctx.client.call("session.diff", { path: { sessionID: sessionId }, query: { messageID: summary.messageId } }).catch(() => []);
   return diff.length > 0 ? withFallbacks(ctx, summarizeTurn({ ...input, diff }), messages) : summary;
 }

@@ -1,7 +1,10 @@
 // Approvals for tools that wait on a turn (oc_delegate, oc_delegate_parallel, oc_wait, oc_send): a
 // permission request or question is asked of the human through MCP elicitation (`elicit`), rejected
-// (`deny`), or given back to the calling model as BLOCKED (`return`). The human's and the policy's
-// answers are audited with who gave them.
+// (`deny`), or given back to the calling model as BLOCKED (`return`). A form no person answered (the
+// client cancelled it, or declined it faster than anyone could read it: `claude -p` and `codex exec`
+// do both within milliseconds) is not taken as a rejection: the request goes back as BLOCKED with the
+// exact oc_answer call. Every decision is audited with who made it (`human`, `client`, `policy`), and
+// every approval not given is reported in the call's result (refusals.ts).
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { NotFoundError } from "../client/errors.js";
 import type { ApprovalMode } from "../config.js";
@@ -9,9 +12,13 @@ import { describeRequest, type AnswerPermission, type AnswerQuestion, type Pendi
 import { digestPrompt } from "../core/audit.js";
 import type { BlockedHandler } from "../core/blocked.js";
 import type { Conductor } from "../core/conductor.js";
+import type { Decider, RefusedApproval } from "./refusals.js";
 import type { ToolContext } from "./tool.js";
 
 export const DENY_MESSAGE = "Denied by policy: this server does not allow it. Carry on without it, or say what you needed.";
+
+/** A decline faster than this came from the client, not from a person who read the form. */
+export const FASTEST_HUMAN_MS = 1_000;
 
 /** The mode of one call: `deny` in the configuration is a policy no call can loosen. */
 export function approvalMode(ctx: ToolContext, requested?: ApprovalMode): ApprovalMode {
@@ -21,13 +28,13 @@ export function approvalMode(ctx: ToolContext, requested?: ApprovalMode): Approv
 }
 
 /** The core's onBlocked hook for this call, or undefined for `return` (today's BLOCKED answer). */
-export function approvalHandler(ctx: ToolContext, conductor: Conductor, requested?: ApprovalMode): BlockedHandler | undefined {
+export function approvalHandler(ctx: ToolContext, conductor: Conductor, requested?: ApprovalMode, now: () => number = Date.now): BlockedHandler | undefined {
   const mode = approvalMode(ctx, requested);
   if (mode === "return") return undefined;
   // One form at a time: parallel tasks of one call must not stack dialogs on the user.
   let queue: Promise<unknown> = Promise.resolve();
   return (request, o) => {
-    const next = queue.then(() => (mode === "deny" ? deny(ctx, conductor, request) : ask(ctx, conductor, request, o)));
+    const next = queue.then(() => (mode === "deny" ? deny(ctx, conductor, request) : ask(ctx, conductor, request, o, now)));
     queue = next.catch(() => undefined);
     return next;
   };
@@ -36,23 +43,49 @@ export function approvalHandler(ctx: ToolContext, conductor: Conductor, requeste
 async function deny(ctx: ToolContext, conductor: Conductor, r: PendingRequest): Promise<"handled" | "return"> {
   const reply = r.kind === "permission" ? { requestId: r.id, sessionId: r.sessionId, decision: "reject" as const, message: DENY_MESSAGE } : { questionId: r.id, sessionId: r.sessionId, reject: true };
   ctx.progress(`denied by policy: ${describeRequest(r)}`);
-  return answer(ctx, conductor, r, reply, "policy");
+  return answer(ctx, conductor, r, reply, { by: "policy", reason: "rejected by this server's deny policy" });
 }
 
-async function ask(ctx: ToolContext, conductor: Conductor, r: PendingRequest, o: { timeoutMs?: number; signal?: AbortSignal }): Promise<"handled" | "return"> {
+async function ask(ctx: ToolContext, conductor: Conductor, r: PendingRequest, o: { timeoutMs?: number; signal?: AbortSignal }, now: () => number): Promise<"handled" | "return"> {
   ctx.progress(`asking the user: ${describeRequest(r)}`);
+  const asked = now();
   let result: ElicitResult;
   try {
     result = await ctx.elicit!(r.kind === "permission" ? permissionForm(r) : questionForm(r), o);
   } catch (error) {
     // No answer in time (or the client failed): the caller gets BLOCKED and can still answer.
     ctx.log("warning", `Asking the user about ${r.id} failed (${(error as Error).message}); returning it as BLOCKED.`);
-    return "return";
+    return giveBack(ctx, r, { by: "client", action: "error", elapsed: now() - asked, reason: `asking the user failed (${(error as Error).message.slice(0, 200)})` });
   }
-  return answer(ctx, conductor, r, r.kind === "permission" ? permissionReply(r, result) : questionReply(r, result), "human", result.action);
+  const elapsed = now() - asked;
+  if (result.action === "cancel") {
+    // A person who dismisses a form has not refused either: the calling model decides with oc_answer.
+    const by = elapsed < FASTEST_HUMAN_MS ? "client" : "human";
+    return giveBack(ctx, r, { by, action: "cancel", elapsed, reason: by === "client" ? `the client cancelled the form in ${elapsed} ms without showing it to anyone` : "the user dismissed the form without answering" });
+  }
+  if (result.action === "decline" && elapsed < FASTEST_HUMAN_MS) {
+    return giveBack(ctx, r, { by: "client", action: "decline", elapsed, reason: `the client declined the form in ${elapsed} ms, before anyone could have read it` });
+  }
+  const reply = r.kind === "permission" ? permissionReply(r, result) : questionReply(r, result);
+  const rejected = "decision" in reply ? reply.decision === "reject" : reply.reject === true;
+  return answer(ctx, conductor, r, reply, { by: "human", action: result.action, elapsed, reason: result.action === "decline" ? "declined by the user" : "rejected by the user" }, rejected);
 }
 
-async function answer(ctx: ToolContext, conductor: Conductor, r: PendingRequest, reply: AnswerPermission | AnswerQuestion, by: "human" | "policy", action?: string): Promise<"handled" | "return"> {
+/** Leaves the request pending for the calling model (BLOCKED with the oc_answer call), audited and reported. */
+async function giveBack(ctx: ToolContext, r: PendingRequest, d: { by: Decider; action: string; elapsed: number; reason: string }): Promise<"return"> {
+  ctx.refused?.push(refusal(r, { ...d, outcome: "returned", reason: `${d.reason}; it is still pending: answer it with oc_answer` }));
+  await ctx.audit?.({ session_id: r.sessionId, decision: "returned", by: d.by, outcome: "returned", detail: { request_id: r.id, action: d.action, elapsed_ms: d.elapsed, ...what(r) } });
+  return "return";
+}
+
+async function answer(
+  ctx: ToolContext,
+  conductor: Conductor,
+  r: PendingRequest,
+  reply: AnswerPermission | AnswerQuestion,
+  d: { by: Decider; action?: string; elapsed?: number; reason: string },
+  rejected = true,
+): Promise<"handled" | "return"> {
   let outcome = "ok";
   try {
     await conductor.answer(reply);
@@ -66,20 +99,40 @@ async function answer(ctx: ToolContext, conductor: Conductor, r: PendingRequest,
   }
   const decision = "decision" in reply ? reply.decision : reply.reject ? "reject" : "answered";
   const message = "message" in reply ? reply.message : undefined;
+  if (rejected && outcome === "ok") ctx.refused?.push(refusal(r, { ...d, outcome: "rejected", reason: message ? `${d.reason}: ${message}` : d.reason }));
   await ctx.audit?.({
     session_id: r.sessionId,
     decision,
-    by,
+    by: d.by,
     outcome,
     // What the agent is told is kept like a prompt: hash, length, first line.
     ...(message ? { prompt: digestPrompt(message) } : {}),
     detail: {
       request_id: r.id,
-      ...(action ? { action } : {}),
-      ...(r.kind === "permission" ? { permission: r.permission, patterns: r.patterns } : { answers: "answers" in reply ? reply.answers : undefined }),
+      ...(d.action ? { action: d.action } : {}),
+      ...(d.elapsed !== undefined ? { elapsed_ms: d.elapsed } : {}),
+      ...(r.kind === "permission" ? what(r) : { answers: "answers" in reply ? reply.answers : undefined }),
     },
   });
   return "handled";
+}
+
+function what(r: PendingRequest): Record<string, unknown> {
+  return r.kind === "permission" ? { permission: r.permission, patterns: r.patterns } : { questions: r.questions.map((q) => q.question) };
+}
+
+function refusal(r: PendingRequest, d: { by: Decider; action?: string; elapsed?: number; outcome: RefusedApproval["outcome"]; reason: string }): RefusedApproval {
+  return {
+    request_id: r.id,
+    session_id: r.sessionId,
+    kind: r.kind,
+    what: describeRequest(r),
+    by: d.by,
+    outcome: d.outcome,
+    ...(d.action ? { action: d.action } : {}),
+    ...(d.elapsed !== undefined ? { elapsed_ms: d.elapsed } : {}),
+    reason: d.reason,
+  };
 }
 
 function permissionForm(r: PendingPermission): ElicitRequestFormParams {
@@ -100,8 +153,8 @@ function permissionForm(r: PendingPermission): ElicitRequestFormParams {
 
 function permissionReply(r: PendingPermission, result: ElicitResult): AnswerPermission {
   const base = { requestId: r.id, sessionId: r.sessionId };
-  if (result.action === "decline") return { ...base, decision: "reject", message: "The user declined this request." };
-  if (result.action !== "accept") return { ...base, decision: "reject", message: "The user dismissed the approval request without answering." };
+  // A cancel never gets here (ask gives it back); a decline a person gave is their refusal.
+  if (result.action !== "accept") return { ...base, decision: "reject", message: "The user declined this request." };
   const decision = result.content?.decision;
   const message = typeof result.content?.message === "string" ? result.content.message.trim() : "";
   if (decision !== "once" && decision !== "always") return { ...base, decision: "reject", ...(message ? { message } : {}) };

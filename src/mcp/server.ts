@@ -1,5 +1,5 @@
 // Builds the MCP server: the tools of the configured toolsets (read-only ones only in read-only
-// mode), server instructions, logging. Nothing here contacts opencode: the first tool call connects.
+// mode), server instructions, logging, session and audit resources, delegation prompts. Nothing here contacts opencode: the first tool call connects.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, type Config } from "../config.js";
@@ -8,6 +8,8 @@ import type { Conductor } from "../core/conductor.js";
 import type { Connection } from "./connection.js";
 import { RequestLog } from "../core/request-ids.js";
 import { VERSION } from "../version.js";
+import { registerPrompts } from "./prompts.js";
+import { registerResources } from "./resources.js";
 import { registerTool, type ToolDef } from "./tool.js";
 import { toolListing } from "./tool-listing.js";
 import { ALL_TOOLS } from "./tools/index.js";
@@ -77,6 +79,9 @@ export function createServer(options: ServerOptions): McpServer {
       requests,
     });
   }
+  // Listed separately from tools: they cost a client nothing until it asks for them.
+  registerResources(server, { config: options.config, conductor: options.conductor, secrets });
+  registerPrompts(server);
   // The SDK's own tools/list would convert every schema on every request and add what carries no meaning.
   const listing = listingOf(tools);
   server.server.removeRequestHandler(ListToolsRequestSchema.shape.method.value);

@@ -13,6 +13,8 @@ import type { Connection, InstanceLease } from "./connection.js";
 import { UsageError } from "../core/errors.js";
 import type { RequestLog } from "../core/request-ids.js";
 import { auditEntry, isAudited } from "./audit-entry.js";
+import { acceptedArguments } from "./client-arguments.js";
+import { withRefusals, type Decider, type RefusedApproval } from "./refusals.js";
 
 export type Annotations = Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">>;
 
@@ -36,7 +38,9 @@ export interface ToolContext {
   /** Asks the client's user (`elicitation/create`); rejects on timeout, cancel or a client error. */
   elicit?(params: ElicitRequestFormParams, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ElicitResult>;
   /** Appends an extra audit line for this call (e.g. an approval the human gave); tool and client are filled in. */
-  audit?(entry: Omit<AuditEntry, "time" | "tool" | "client">): Promise<void>;
+  audit?(entry: Omit<AuditEntry, "time" | "tool" | "client" | "by"> & { by?: AuditEntry["by"] | Decider }): Promise<void>;
+  /** Approvals not given during this call; the result reports them (refusals.ts). */
+  refused?: RefusedApproval[];
   /** Idempotent starts (request_id), kept in the state dir. */
   requests?: RequestLog;
 }
@@ -86,23 +90,26 @@ export function registerTool(server: McpServer, def: ToolDef, options: RegisterO
   server.registerTool(
     def.name,
     // Output schemas name the fields a caller relies on; answers may carry more (loose objects). The
-    // input is loose too, so that an unknown argument gets a clear error below instead of being dropped.
+    // input is loose too, so that an unknown argument gets a clear error below instead of being dropped
+    // (client-arguments.ts: the few keys clients inject on their own are dropped instead).
     { title: def.title, description: def.description, inputSchema: z.looseObject(def.input), outputSchema: z.looseObject(def.output), annotations: def.annotations },
     async (args: Record<string, unknown>, extra: Extra): Promise<CallToolResult> => {
       const ctx = toolContext(server, extra, options, def.name);
       let result: CallToolResult;
+      let accepted = args;
       try {
-        refuseUnknownArguments(def, args);
-        const answer = await def.run(args as never, ctx);
+        accepted = acceptedArguments(def.name, Object.keys(def.input), args);
+        const answer = await def.run(accepted as never, ctx);
         const text = scrub(answer.text, options.secrets());
         result = { content: [{ type: "text", text }], structuredContent: JSON.parse(scrub(JSON.stringify(answer.data), options.secrets())), ...(answer.isError ? { isError: true } : {}) };
       } catch (error) {
         result = errorResult(error, def.name, options.secrets());
       }
-      if (options.audit && isAudited(def, args)) {
+      result = withRefusals(result, JSON.parse(scrub(JSON.stringify(ctx.refused ?? []), options.secrets())));
+      if (options.audit && isAudited(def, accepted)) {
         const error = result.isError ? (result.content[0] as { text?: string } | undefined)?.text : undefined;
         const peer = server.server.getClientVersion();
-        const entry = auditEntry(def, args, { data: result.structuredContent, isError: result.isError === true, error }, peer && { name: peer.name, version: peer.version });
+        const entry = auditEntry(def, accepted, { data: result.structuredContent, isError: result.isError === true, error }, peer && { name: peer.name, version: peer.version });
         await options.audit.append(JSON.parse(scrub(JSON.stringify(entry), options.secrets())));
       }
       return result;
@@ -125,6 +132,7 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
     config: options.config,
     signal: extra.signal,
     requests: options.requests,
+    refused: [],
     canElicit: () => server.server.getClientCapabilities()?.elicitation?.form !== undefined,
     elicit(params, o = {}) {
       const message = scrub(params.message, options.secrets());
@@ -146,14 +154,6 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
       void server.sendLoggingMessage({ level, logger: "opencode-conductor", data: scrub(message, options.secrets()) }).catch(() => undefined);
     },
   };
-}
-
-/** An argument the tool does not take would otherwise be ignored silently (e.g. a `wait` the caller counts on). */
-function refuseUnknownArguments(def: ToolDef, args: Record<string, unknown>): void {
-  const unknown = Object.keys(args).filter((key) => !Object.hasOwn(def.input, key));
-  if (unknown.length === 0) return;
-  const names = unknown.map((key) => `\`${key}\``).join(", ");
-  throw new UsageError(`${def.name} does not take ${names}. Its arguments: ${Object.keys(def.input).join(", ")}.`);
 }
 
 /** A failed call as the model should see it: what went wrong and what to do next. */

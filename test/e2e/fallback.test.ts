@@ -1,4 +1,4 @@
-// The model fallback watchdog against the real opencode (notes §6): a model stuck in retry, or a
+// The model fallback watchdog against the real opencode (docs/opencode-behaviour.md §6): a model stuck in retry, or a
 // turn ending in a provider error, makes the task go on in the SAME session with the next model.
 import { existsSync } from "node:fs";
 import { join } from "node:path";

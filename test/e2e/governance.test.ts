@@ -6,9 +6,12 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect } from "../../src/client/connect.js";
+import { FASTEST_HUMAN_MS } from "../../src/mcp/elicit.js";
 import { startMcp, type McpSession, type ToolCall } from "../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { text, toolCall, type ScriptedRequest } from "../support/scripted-model.js";
+import { readMessages } from "../support/turns.js";
 
 let server: TestOpencode;
 let human: McpSession; // declares elicitation: its user answers forms
@@ -18,6 +21,8 @@ const forms: ElicitRequest["params"][] = [];
 let reply: (params: ElicitRequest["params"]) => ElicitResult = () => {
   throw new Error("no form expected");
 };
+/** How long the test's "person" takes over the next form (then back to answering at once). */
+let slowReply = 0;
 const outputs: ToolCall[] = [];
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
@@ -46,6 +51,9 @@ beforeAll(async () => {
   [human, plain] = await Promise.all([startMcp(env(), { elicitation: {} }), startMcp(env())]);
   human.client.setRequestHandler(ElicitRequestSchema, async (request) => {
     forms.push(request.params);
+    const reading = slowReply;
+    slowReply = 0;
+    if (reading > 0) await new Promise((resolve) => setTimeout(resolve, reading));
     return reply(request.params);
   });
 });
@@ -72,9 +80,11 @@ describe("approvals", () => {
     expect(approval).toMatchObject({ tool: "oc_delegate", session_id: r.data.session_id, outcome: "ok", client: { name: "e2e-test-client" }, detail: { permission: "bash", action: "accept" } });
   });
 
-  it("a decline rejects the request with the reason; the agent is told and the turn ends", async () => {
+  it("a person's decline rejects the request with the reason; the agent is told and the turn ends", async () => {
     const marker = join(server.directory, "elicit-declined.txt");
     server.model.queue(toolCall("bash", { command: `echo no > ${marker}`, description: "write marker" }), text("Understood, skipped it."));
+    // A person reads the form before declining (a faster decline is the client's own, see below).
+    slowReply = FASTEST_HUMAN_MS + 300;
     reply = () => ({ action: "decline" });
     const r = await call(human, "oc_delegate", { task: "Run the other command", permissions: "agent" });
     expect(r.data.status, r.text).toBe("done");
@@ -82,7 +92,53 @@ describe("approvals", () => {
     expect(existsSync(marker)).toBe(false);
     expect(sent(server.model.lastRequest({ sessionId: r.data.session_id as string, kind: "chat" }))).toContain("The user declined this request.");
     expect(audit().find((e) => e.by === "human" && e.session_id === r.data.session_id)).toMatchObject({ decision: "reject", detail: { action: "decline" } });
+    expect(r.data.refused_approvals).toEqual([expect.objectContaining({ by: "human", outcome: "rejected", action: "decline", kind: "permission" })]);
+    expect(r.text).toContain("Approvals not given during this call:");
   });
+
+  // Headless clients declare elicitation with nobody there: `claude -p` cancels every form within
+  // milliseconds, `codex exec` declines it. Neither may become a silent rejection.
+  for (const action of ["cancel", "decline"] as const) {
+    it(`a client that answers every form "${action}" at once gets BLOCKED with the oc_answer call, reported and audited by "client"`, async () => {
+      const marker = join(server.directory, `headless-${action}.txt`);
+      server.model.queue(toolCall("bash", { command: `echo headless > ${marker}`, description: "write marker" }), text("Written after approval."));
+      const asked = forms.length;
+      reply = () => ({ action });
+      const r = await call(human, "oc_delegate", { task: `Write the ${action} marker`, permissions: "agent" });
+      const sessionId = r.data.session_id as string;
+      expect(forms.length).toBe(asked + 1);
+      expect(r.data.status, r.text).toBe("blocked");
+      const pending = r.data.pending as Array<{ id: string; answer_with: string }>;
+      expect(pending).toHaveLength(1);
+      expect(r.text).toContain(`oc_answer {"request_id":"${pending[0]!.id}","decision":"once"}`);
+      expect(r.data.refused_approvals).toEqual([
+        expect.objectContaining({ request_id: pending[0]!.id, session_id: sessionId, kind: "permission", by: "client", outcome: "returned", action }),
+      ]);
+      expect(r.text).toContain(`Approvals not given during this call:\n- permission bash: echo headless > ${marker}: the client ${action === "cancel" ? "cancelled" : "declined"} the form in `);
+      expect(audit().filter((e) => e.session_id === sessionId && e.decision === "returned")).toEqual([
+        expect.objectContaining({ tool: "oc_delegate", by: "client", outcome: "returned", detail: expect.objectContaining({ request_id: pending[0]!.id, action, permission: "bash" }) }),
+      ]);
+
+      // opencode agrees: the request is still open, nothing ran, and the session waits on it.
+      const oc = connect({ url: server.url, password: server.password, directory: server.directory });
+      expect((await oc.call("permission.list")).map((p) => p.id)).toContain(pending[0]!.id);
+      expect(existsSync(marker)).toBe(false);
+      const bash = (await readMessages(oc, sessionId)).flatMap((m) => m.parts).find((p) => p.type === "tool" && p.tool === "bash");
+      expect(bash?.type === "tool" && bash.state.status).toBe("running");
+
+      // The calling model decides: once → the command runs and the turn ends done.
+      reply = () => {
+        throw new Error("no form expected after oc_answer");
+      };
+      expect((await call(human, "oc_answer", { request_id: pending[0]!.id, decision: "once" })).isError).toBe(false);
+      const done = await call(human, "oc_wait", { session_id: sessionId });
+      expect(done.data.status, done.text).toBe("done");
+      expect(readFileSync(marker, "utf8").trim()).toBe("headless");
+      const after = (await readMessages(oc, sessionId)).flatMap((m) => m.parts).find((p) => p.type === "tool" && p.tool === "bash");
+      expect(after?.type === "tool" && after.state.status).toBe("completed");
+      expect(audit().filter((e) => e.tool === "oc_answer").at(-1)).toMatchObject({ by: "model", decision: "once" });
+    });
+  }
 
   it("a client without elicitation gets BLOCKED, as before", async () => {
     const asked = forms.length;
@@ -259,7 +315,15 @@ describe("audit trail", () => {
     const entries = audit();
     expect(entries.filter((e) => e.by === "human").map((e) => e.decision)).toEqual(["once", "reject"]);
     expect(entries.filter((e) => e.by === "policy")).toHaveLength(2);
-    expect(entries.find((e) => e.tool === "oc_answer")).toMatchObject({ by: "model", decision: "reject" });
+    expect(entries.filter((e) => e.by === "client").map((e) => [e.decision, e.detail.action])).toEqual([
+      ["returned", "cancel"],
+      ["returned", "decline"],
+    ]);
+    expect(entries.filter((e) => e.tool === "oc_answer").map((e) => [e.by, e.decision])).toEqual([
+      ["model", "once"],
+      ["model", "once"],
+      ["model", "reject"],
+    ]);
     expect(entries.filter((e) => e.tool === "oc_delegate").length).toBeGreaterThanOrEqual(10);
   });
 });

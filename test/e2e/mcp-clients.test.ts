@@ -8,11 +8,15 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../src/client/index.js";
 import { freePort } from "../../src/client/spawn.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CLI } from "../support/mcp-client.js";
+import { docSnippet, localize, type Localize } from "../support/real-clients.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { isAlive } from "../support/registry.js";
 import { text, toolCall } from "../support/scripted-model.js";
 import { createSession, promptAndWait } from "../support/turns.js";
+import { scratchHome } from "../support/scratch-home.js";
 
 // The `mcp-inspector` bin of @modelcontextprotocol/inspector 0.15.0 imports `commander` without
 // declaring it, and here resolves tsup's commander 4 ("allowExcessArguments is not a function").
@@ -34,7 +38,7 @@ afterAll(async () => {
 async function inspector(target: string[], method: string[], serverEnv: Record<string, string> = {}): Promise<Record<string, unknown>> {
   const flags = Object.entries(serverEnv).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   const { stdout } = await run(process.execPath, [INSPECTOR, "--cli", ...flags, ...target, ...method], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+    env: { PATH: process.env.PATH ?? "", HOME: scratchHome() },
     timeout: 60_000,
   });
   return JSON.parse(stdout) as Record<string, unknown>;
@@ -61,7 +65,7 @@ describe("MCP Inspector CLI", () => {
   it("lists our tools over Streamable HTTP (loopback, no token)", async () => {
     const port = await freePort();
     const child = spawn(process.execPath, [CLI, "--http", "--port", String(port)], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env() },
+      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env() },
       stdio: ["ignore", "ignore", "pipe"],
     });
     const exited = once(child, "exit");
@@ -80,6 +84,37 @@ describe("MCP Inspector CLI", () => {
       child.kill("SIGTERM");
       const [code] = await exited;
       expect(code).toBe(0);
+    }
+  });
+});
+
+/** What localize() puts in place of the docs' example values. */
+function values(): Localize {
+  return { opencodeUrl: first.url, password: first.password, directory: first.directory, stateDir: join(first.root, "state") };
+}
+
+// Cursor and Claude Desktop are desktop apps with no headless mode to run here: their snippets are
+// checked by launching exactly the command, arguments and environment they declare, as those apps
+// would, and talking MCP to it with the SDK's client.
+describe.each([
+  ["Cursor", "oc_status"],
+  ["Claude Desktop", undefined],
+] as const)("the %s snippet of docs/clients.md", (heading, call) => {
+  it("starts our server, which lists its tools" + (call ? " and answers oc_status from the snippet's opencode" : ""), async () => {
+    const entry = (JSON.parse(localize(docSnippet(heading, "json"), values(), "json")) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> }).mcpServers.opencode!;
+    expect([entry.command, ...entry.args]).toEqual([process.execPath, CLI]);
+    const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_CONDUCTOR_STATE_DIR: values().stateDir, ...entry.env }, stderr: "pipe" });
+    const client = new Client({ name: heading, version: "0" });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("oc_delegate");
+      if (call) {
+        const r = (await client.callTool({ name: call, arguments: {} })) as { isError?: boolean; structuredContent?: { version?: string } };
+        expect(r.isError ?? false).toBe(false);
+        expect(r.structuredContent?.version).toBe("1.18.33");
+      }
+    } finally {
+      await client.close();
     }
   });
 });
@@ -114,13 +149,10 @@ describe("opencode as the MCP client", () => {
   let second: TestOpencode;
 
   beforeAll(async () => {
-    second = await startOpencode({
-      config: {
-        mcp: {
-          conductor: { type: "local", command: [process.execPath, CLI], environment: { OPENCODE_URL: first.url, OPENCODE_PASSWORD: first.password } },
-        },
-      },
-    });
+    // The "opencode itself" snippet of docs/clients.md, made local (our built CLI, the first opencode).
+    const snippet = JSON.parse(localize(docSnippet("opencode itself", "json"), values(), "json")) as { mcp: Record<string, unknown> };
+    expect(snippet.mcp.conductor).toMatchObject({ type: "local", command: [process.execPath, CLI] });
+    second = await startOpencode({ config: { mcp: snippet.mcp } });
   });
   afterAll(async () => {
     await second?.stop();

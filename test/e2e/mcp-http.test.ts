@@ -9,43 +9,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/client/spawn.js";
+import { startHttpCli, type HttpCli } from "../support/http-cli.js";
 import { CLI } from "../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { isAlive, registerPid, unregisterPid } from "../support/registry.js";
+import { scratchHome } from "../support/scratch-home.js";
 
 const TOKEN = "test-token-0123456789abcdef";
-
-interface HttpCli {
-  child: ChildProcess;
-  /** `http://127.0.0.1:PORT/mcp`, from the server's own "listening on" line. */
-  url: string;
-  port: number;
-  stderr(): string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Starts `node dist/cli.js --http ...` and resolves on its "listening on" line, or rejects when it exits first. */
-async function startHttpCli(args: string[], env: Record<string, string>): Promise<HttpCli> {
-  const child = spawn(process.execPath, [CLI, "--http", ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  registerPid(child.pid!, "dist/cli.js");
-  const exit = once(child, "exit").then(([code, signal]) => {
-    unregisterPid(child.pid!);
-    return { code: code as number | null, signal: signal as NodeJS.Signals | null };
-  });
-  let stderr = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match?.[1]) resolve(match[1]);
-    });
-    void exit.then((e) => reject(new Error(`exited (${e.code ?? e.signal}) before listening:\n${stderr}`)));
-  });
-  return { child, url, port: Number(new URL(url).port), stderr: () => stderr, exit };
-}
 
 /** A raw POST, so headers (Host, Authorization) are exactly what the test says. */
 function rawPost(port: number, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: string }> {
@@ -139,7 +109,7 @@ describe("MCP server over Streamable HTTP", () => {
 
   it("refuses --host 0.0.0.0 without a token, with exit code 2 and a clear message", async () => {
     const child = spawn(process.execPath, [CLI, "--http", "--host", "0.0.0.0", "--port", String(await freePort())], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENCODE_URL: opencode.url },
+      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_URL: opencode.url },
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";

@@ -1,10 +1,13 @@
 // The built MCP server over stdio, driven by the SDK's Client, against real opencode + the scripted model.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpFor, type McpSession } from "../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
+import { readMessages } from "../support/turns.js";
+import { connect } from "../../src/client/connect.js";
 
 let server: TestOpencode;
 let mcp: McpSession;
@@ -112,6 +115,36 @@ describe("MCP server over stdio", () => {
     expect(info.isError, info.text).toBe(false);
     const renamed = await mcp.call("oc_session", { session_id: sessions[0]!.id, action: "rename", title: "renamed by mcp" });
     expect((renamed.data.result as { title: string }).title).toBe("renamed by mcp");
+  });
+
+  it("offers each session's transcript and todo list as resources, the same as opencode records", async () => {
+    server.model.queue(text("Answer kept as a resource."));
+    const r = await mcp.call("oc_delegate", { task: "Say something", permissions: "auto" });
+    const id = r.data.session_id as string;
+    const { resources } = await mcp.client.listResources();
+    expect(resources.map((x) => x.uri)).toContain(`opencode://session/${id}/transcript`);
+    const transcript = await mcp.client.readResource({ uri: `opencode://session/${id}/transcript` });
+    const page = JSON.parse((transcript.contents[0] as { text: string }).text) as { messages: Array<{ id: string }> };
+    const recorded = await readMessages(connect({ url: server.url, password: server.password, directory: server.directory }), id);
+    expect(page.messages.map((m) => m.id)).toEqual(recorded.map((m) => m.info.id));
+    expect((transcript.contents[0] as { text: string }).text).toContain("Answer kept as a resource.");
+    const todo = await mcp.client.readResource({ uri: `opencode://session/${id}/todo` });
+    expect(JSON.parse((todo.contents[0] as { text: string }).text)).toEqual([]);
+    expectNoSecret([transcript, todo, resources]);
+  });
+
+  it("a subscribed session resource sends resources/updated while its turn runs", async () => {
+    expect(mcp.client.getServerCapabilities()?.resources).toMatchObject({ subscribe: true, listChanged: true });
+    server.model.queue(text("Slow answer.", { delayMs: 1_500 }));
+    const started = await mcp.call("oc_delegate", { task: "Answer slowly", permissions: "auto", wait: false });
+    const uri = `opencode://session/${started.data.session_id as string}/transcript`;
+    const updated = new Promise<string>((resolve) => mcp.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
+    await mcp.client.subscribeResource({ uri });
+    const done = await mcp.call("oc_wait", { session_id: started.data.session_id });
+    expect(done.data.status, done.text).toBe("done");
+    expect(await updated).toBe(uri);
+    await mcp.client.unsubscribeResource({ uri });
+    await expect(mcp.client.subscribeResource({ uri: "opencode://audit" })).rejects.toThrow(/Only session resources/);
   });
 
   it("oc_models and oc_catalog describe the server without secrets", async () => {

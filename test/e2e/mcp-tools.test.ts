@@ -113,7 +113,7 @@ describe("MCP tools over stdio", () => {
     const refused = await mcp.call("oc_answer", { request_id: id, decision: "reject" });
     expect(refused.isError, refused.text).toBe(false);
     expect(refused.data.reply).toBe("rejected");
-    // A dismissed question is a tool error and the loop stops; nothing more is asked of the model.
+    // docs/opencode-behaviour.md §5: a dismissed question is a tool error and the loop stops; nothing more is asked of the model.
     // opencode records no error, but the agent did not finish: the turn is interrupted by the tool.
     const done = await mcp.call("oc_wait", { session_id: blocked.data.session_id });
     expect(done.data.status, done.text).toBe("interrupted");

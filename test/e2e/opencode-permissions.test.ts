@@ -1,4 +1,4 @@
-// opencode's permission flow through our client, with `bash: "ask"` in the config (notes §5):
+// opencode's permission flow through our client, with `bash: "ask"` in the config (docs/opencode-behaviour.md §5):
 // `once` lets the command run (its file appears); `reject` stops the turn without another model call.
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";

@@ -1,4 +1,4 @@
-// opencode's provider-error handling through our client (notes §6): a 429 is retried 5 times,
+// opencode's provider-error handling through our client (docs/opencode-behaviour.md §6): a 429 is retried 5 times,
 // honouring `retry-after-ms`, then fails with APIError; a 400 fails at once.
 import { describe, expect, it } from "vitest";
 import { useClient } from "../support/conductor.js";

@@ -120,7 +120,7 @@ describe("opencode turns through the client", () => {
     expect(turns.map((t) => t.answer)).toEqual(sessions.map((_, i) => `ok-${i}`));
     const requests = sessions.map((s) => h.server.model.requestsFor(s.id));
     expect(requests.map((r) => r.length)).toEqual(sessions.map(() => 1));
-    // Sessions run in parallel (notes §8): some request arrived while another was still answering.
+    // Sessions run in parallel (docs/opencode-behaviour.md §8): some request arrived while another was still answering.
     const spans = requests.map(([r]) => ({ at: r!.at, end: r!.endedAt! }));
     const overlapping = spans.some((a) => spans.some((b) => a !== b && b.at >= a.at && b.at < a.end));
     expect(overlapping).toBe(true);

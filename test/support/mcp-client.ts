@@ -1,5 +1,6 @@
 // Drives the built MCP server over stdio with the SDK's real Client, as a user's MCP client would.
 import { existsSync } from "node:fs";
+import { scratchHome } from "./scratch-home.js";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -32,7 +33,7 @@ export async function startMcp(env: Record<string, string>, clientCapabilities: 
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI],
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env },
     stderr: "pipe",
   });
   const client = new Client({ name: "e2e-test-client", version: "1.0.0" }, { capabilities: clientCapabilities });

@@ -1,5 +1,5 @@
 // Starts the pinned `opencode serve` hermetically for e2e tests: temp HOME and XDG dirs, a temp
-// project, the offline config of notes §0.1 pointing at a scripted model, a password, a free
+// project, the offline config of docs/opencode-behaviour.md §0.1 pointing at a scripted model, a password, a free
 // port. stop() undoes all of it; the pid registry lets the global teardown catch a forgotten stop.
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -70,7 +70,7 @@ export function offlineConfig(baseURL: string, options: Pick<StartOpencodeOption
       fake: {
         npm: "@ai-sdk/openai-compatible",
         name: "Fake",
-        // chunkTimeout turns a hung stream into a retryable error after 2 s (notes §0.1).
+        // chunkTimeout turns a hung stream into a retryable error after 2 s (docs/opencode-behaviour.md §0.1).
         options: { baseURL, apiKey: "none", chunkTimeout: 2000 },
         models: { scripted: { name: "Scripted" }, backup: { name: "Backup" } },
       },

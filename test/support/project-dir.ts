@@ -1,5 +1,5 @@
 // Project directories for tests: plain, or a git repo with one commit (opencode needs git for
-// per-turn diffs, snapshots and revert, notes §7). Git runs with a private HOME and no system
+// per-turn diffs, snapshots and revert, docs/opencode-behaviour.md §7). Git runs with a private HOME and no system
 // config, so the machine's git settings never leak in.
 import { execFile } from "node:child_process";
 import { mkdir, realpath, writeFile } from "node:fs/promises";

@@ -1,6 +1,6 @@
 // Waiting for opencode turns in tests, from the event stream only (never sleeps or polls):
 // subscribe, wait for `server.connected`, then prompt, then wait for the session's `session.idle`
-// (notes §2: prompt_async answers 204 before the session turns busy, so subscribing later races).
+// (docs/opencode-behaviour.md §2: prompt_async answers 204 before the session turns busy, so subscribing later races).
 import type { OpencodeClient } from "../../src/client/connect.js";
 import type { OpencodeEvent } from "../../src/client/types.js";
 
@@ -120,7 +120,7 @@ export async function waitForIdle(
   }
 }
 
-/** `session.prompt_async` with the scripted model (explicitly: the model is sticky, notes §6). */
+/** `session.prompt_async` with the scripted model (explicitly: the model is sticky, docs/opencode-behaviour.md §6). */
 export async function prompt(client: OpencodeClient, sessionId: string, text: string, model: Model = SCRIPTED_MODEL): Promise<void> {
   await client.call("session.prompt_async", { path: { sessionID: sessionId }, body: { model, parts: [{ type: "text", text }] } });
 }
@@ -156,7 +156,7 @@ export async function promptAndWait(
   return { events, messages, answer: lastAnswer(messages) };
 }
 
-/** A session with a title (else opencode first sends a title request to the model, notes §0.3). */
+/** A session with a title (else opencode first sends a title request to the model, docs/opencode-behaviour.md §0.3). */
 export async function createSession(client: OpencodeClient, title: string) {
   return client.call("session.create", { body: { title } });
 }

@@ -1,6 +1,6 @@
 // What a scripted model can answer, and the builders tests use to say it. A step answers one
 // request (or `repeat` requests). Behaviours mirror what opencode 1.18.33 was seen to handle
-// (notes §0.3, §6), so a test can provoke each path on purpose.
+// (docs/opencode-behaviour.md §0.3, §6), so a test can provoke each path on purpose.
 
 export interface Usage {
   prompt_tokens: number;

@@ -1,4 +1,4 @@
-// Discovery against a fake fetch answering with shapes copied from opencode 1.18.33 (notes §3,
+// Discovery against a fake fetch answering with shapes copied from opencode 1.18.33 (docs/opencode-behaviour.md §3,
 // and a probe of config.providers / config.get / provider.list with an apiKey and headers set).
 import { describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/index.js";

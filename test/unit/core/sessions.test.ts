@@ -1,5 +1,5 @@
 // Session functions against a fake fetch answering with shapes seen from opencode 1.18.33
-// (notes §2, §6, §7; paging cursor from a probe of GET /session/{id}/message?limit=).
+// (docs/opencode-behaviour.md §2, §6, §7; paging cursor from a probe of GET /session/{id}/message?limit=).
 import { describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/index.js";
 import { NotFoundError } from "../../../src/client/errors.js";

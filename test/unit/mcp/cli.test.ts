@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hostAllowed, isLoopback } from "../../../src/mcp/transports/http.js";
 import { VERSION } from "../../../src/version.js";
+import { scratchHome } from "../../support/scratch-home.js";
 
 const CLI = fileURLToPath(new URL("../../../dist/cli.js", import.meta.url));
 
@@ -19,7 +20,7 @@ interface Run {
 
 /** Runs the bin to its end with a minimal environment; stdin is closed at once. */
 async function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
@@ -40,7 +41,7 @@ describe("opencode-conductor flags", () => {
       expect(r.stdout).toContain("Usage:");
       expect(r.stdout).toContain("--http");
       expect(r.stdout).toContain("OPENCODE_URL");
-      // Every variable of DESIGN.md's configuration section (MODEL_BLOCK is written "MODEL_ALLOW/_BLOCK").
+      // Every variable of the README's configuration table (MODEL_BLOCK is written "MODEL_ALLOW/_BLOCK").
       for (const name of ["OPENCODE_PASSWORD", "TOOLSETS", "READ_ONLY", "_MODEL ", "FALLBACK", "RETRY_TIMEOUT_S", "MODEL_ALLOW/_BLOCK", "INSTANCE_TTL_S", "STATE_DIR", "SANDBOX", "AUDIT", "HTTP_TOKEN"]) {
         expect(r.stdout, name).toContain(name);
       }
@@ -92,7 +93,7 @@ describe("opencode-conductor flags", () => {
 describe("the stdio server's lifetime", () => {
   function startStdio() {
     // A closed port: the server must not need opencode to start, answer initialize, or exit.
-    const child = spawn(process.execPath, [CLI], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENCODE_URL: "http://127.0.0.1:9" }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI], { env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_URL: "http://127.0.0.1:9" }, stdio: ["pipe", "pipe", "pipe"] });
     const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
     return { child, exited };
   }
@@ -163,12 +164,35 @@ describe("opencode-conductor audit", () => {
       expect(all.stdout).toContain('"fix it"');
       expect(all.stdout).toContain("decision=once by human");
       const answers = await runCli(["audit", "--tool", "oc_answer", "--json"], { OPENCODE_CONDUCTOR_AUDIT: file });
-      expect(answers.stdout.trim().split("\n").map((l) => JSON.parse(l).tool)).toEqual(["oc_answer"]);
+      expect((JSON.parse(answers.stdout) as Array<{ tool: string }>).map((e) => e.tool)).toEqual(["oc_answer"]);
+      const none = await runCli(["audit", "--tool", "oc_nothing", "--json"], { OPENCODE_CONDUCTOR_AUDIT: file });
+      expect(none.code).toBe(0);
+      expect(JSON.parse(none.stdout)).toEqual([]);
+      const since = await runCli(["audit", "--since", "2026-01-01T12:00:00Z", "--json"], { OPENCODE_CONDUCTOR_AUDIT: file });
+      expect((JSON.parse(since.stdout) as Array<{ tool: string }>).map((e) => e.tool)).toEqual(["oc_answer"]);
+      for (const value of ["yesterday", "1", "x".repeat(5_000)]) {
+        const refused = await runCli(["audit", "--since", value], { OPENCODE_CONDUCTOR_AUDIT: file });
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toContain("is not a time: give an ISO date or time");
+        expect(refused.stderr.length).toBeLessThan(400);
+      }
       const bad = await runCli(["audit", "--bogus"], { OPENCODE_CONDUCTOR_AUDIT: file });
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain("Usage: opencode-conductor audit");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("parseTime", () => {
+  it("reads ISO dates and times and ages (30m, 2h, 7d), and refuses the rest", async () => {
+    const { parseTime } = await import("../../../src/audit-cli.js");
+    const now = Date.parse("2026-11-30T12:00:00Z");
+    expect(parseTime("--since", "2026-11-29", now)).toBe(Date.parse("2026-11-29"));
+    expect(parseTime("--since", "2026-11-29T18:00:00Z", now)).toBe(Date.parse("2026-11-29T18:00:00Z"));
+    expect(parseTime("--since", "2h", now)).toBe(now - 7_200_000);
+    expect(parseTime("--since", "7d", now)).toBe(now - 7 * 86_400_000);
+    for (const bad of ["yesterday", "1", "2026-13-45", "March 3"]) expect(parseTime("--since", bad, now)).toBeInstanceOf(Error);
   });
 });

@@ -1,4 +1,4 @@
-// The one config module: every environment variable of DESIGN.md, its default, and a bad value
+// The one config module: every environment variable of the README's configuration table, its default, and a bad value
 // rejected with a message that names the variable.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -60,6 +60,7 @@ describe("loadConfig parses every variable", () => {
       OPENCODE_CONDUCTOR_AUDIT: "/logs/audit.jsonl",
       OPENCODE_CONDUCTOR_HTTP_TOKEN: "tok",
       OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S: "600",
+      OPENCODE_CONDUCTOR_HTTP_ORIGINS: "https://app.example/, http://intranet:8080",
       OPENCODE_CONDUCTOR_APPROVALS: "deny",
     });
     expect(c).toEqual({
@@ -80,6 +81,7 @@ describe("loadConfig parses every variable", () => {
       auditPath: "/logs/audit.jsonl",
       httpToken: "tok",
       httpSessionTtlS: 600,
+      httpOrigins: ["https://app.example", "http://intranet:8080"],
       approvals: "deny",
     });
   });

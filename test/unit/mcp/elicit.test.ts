@@ -6,14 +6,17 @@ import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import type { PendingPermission, PendingQuestion } from "../../../src/core/approvals.js";
 import type { Conductor } from "../../../src/core/conductor.js";
-import { approvalHandler, approvalMode, DENY_MESSAGE } from "../../../src/mcp/elicit.js";
+import { approvalHandler, approvalMode, DENY_MESSAGE, FASTEST_HUMAN_MS } from "../../../src/mcp/elicit.js";
+import type { RefusedApproval } from "../../../src/mcp/refusals.js";
 import type { ToolContext } from "../../../src/mcp/tool.js";
 
 function fakes(o: { approvals?: Config["approvals"]; canElicit?: boolean; reply?: (p: ElicitRequestFormParams) => ElicitResult | Promise<ElicitResult> } = {}) {
   const forms: ElicitRequestFormParams[] = [];
   const answers: unknown[] = [];
   const audited: Record<string, unknown>[] = [];
+  const refused: RefusedApproval[] = [];
   const ctx = {
+    refused,
     config: { approvals: o.approvals } as Config,
     signal: new AbortController().signal,
     progress: () => undefined,
@@ -29,7 +32,13 @@ function fakes(o: { approvals?: Config["approvals"]; canElicit?: boolean; reply?
     },
   } as unknown as ToolContext;
   const conductor = { answer: async (a: unknown) => void answers.push(a) } as unknown as Conductor;
-  return { ctx, conductor, forms, answers, audited };
+  return { ctx, conductor, forms, answers, audited, refused };
+}
+
+/** A clock on which every form takes `ms` to answer (the handler reads it before and after asking). */
+function clock(ms: number): () => number {
+  let t = 0;
+  return () => (t += ms);
 }
 
 const permission: PendingPermission = { kind: "permission", id: "per_1", sessionId: "ses_1", permission: "bash", patterns: ["rm -rf build"], always: ["rm *"], metadata: {} };
@@ -69,18 +78,38 @@ describe("approvalHandler", () => {
     expect(f.forms[0]!.message).toContain("rm -rf build");
     expect(f.forms[0]!.message).toContain("rm *");
     expect(f.answers).toEqual([{ requestId: "per_1", sessionId: "ses_1", decision: "always" }]);
-    expect(f.audited).toEqual([{ session_id: "ses_1", decision: "always", by: "human", outcome: "ok", detail: { request_id: "per_1", action: "accept", permission: "bash", patterns: ["rm -rf build"] } }]);
+    expect(f.audited).toEqual([{ session_id: "ses_1", decision: "always", by: "human", outcome: "ok", detail: { request_id: "per_1", action: "accept", elapsed_ms: expect.any(Number), permission: "bash", patterns: ["rm -rf build"] } }]);
+    expect(f.refused).toEqual([]);
   });
 
-  it("a reject with a message, a decline and a cancel all reject with a reason", async () => {
+  it("a person's reject (with a message) and slow decline reject, reported as refused and audited as the human's", async () => {
     for (const [result, message] of [
       [{ action: "accept", content: { decision: "reject", message: "use trash instead" } }, "use trash instead"],
       [{ action: "decline" }, "The user declined this request."],
-      [{ action: "cancel" }, "The user dismissed the approval request without answering."],
     ] as const) {
       const f = fakes({ reply: () => result as ElicitResult });
-      await approvalHandler(f.ctx, f.conductor)!(permission, {});
+      expect(await approvalHandler(f.ctx, f.conductor, undefined, clock(FASTEST_HUMAN_MS + 500))!(permission, {})).toBe("handled");
       expect(f.answers).toEqual([{ requestId: "per_1", sessionId: "ses_1", decision: "reject", message }]);
+      expect(f.audited.map((a) => [a.by, a.decision, (a.detail as { elapsed_ms: number }).elapsed_ms])).toEqual([["human", "reject", FASTEST_HUMAN_MS + 500]]);
+      expect(f.refused).toEqual([expect.objectContaining({ request_id: "per_1", by: "human", outcome: "rejected", what: "permission bash: rm -rf build" })]);
+      expect(f.refused[0]!.reason).toContain(message);
+    }
+  });
+
+  it("a cancel, or a decline faster than anyone could read the form, is given back as BLOCKED, not rejected", async () => {
+    for (const [action, ms, by] of [
+      ["cancel", 30, "client"],
+      ["decline", 5, "client"],
+      ["cancel", 20_000, "human"],
+    ] as const) {
+      const f = fakes({ reply: () => ({ action }) });
+      expect(await approvalHandler(f.ctx, f.conductor, undefined, clock(ms))!(permission, {})).toBe("return");
+      expect(f.answers).toEqual([]);
+      expect(f.audited).toEqual([
+        { session_id: "ses_1", decision: "returned", by, outcome: "returned", detail: { request_id: "per_1", action, elapsed_ms: ms, permission: "bash", patterns: ["rm -rf build"] } },
+      ]);
+      expect(f.refused).toEqual([expect.objectContaining({ request_id: "per_1", session_id: "ses_1", by, outcome: "returned", action, elapsed_ms: ms })]);
+      expect(f.refused[0]!.reason).toContain("oc_answer");
     }
   });
 
@@ -88,6 +117,7 @@ describe("approvalHandler", () => {
     const f = fakes({ reply: () => Promise.reject(new Error("Request timed out")) });
     expect(await approvalHandler(f.ctx, f.conductor)!(permission, { timeoutMs: 10 })).toBe("return");
     expect(f.answers).toEqual([]);
+    expect(f.refused).toEqual([expect.objectContaining({ by: "client", outcome: "returned", action: "error" })]);
   });
 
   it("turns a question into one field per question (choices, own answer) and answers with labels", async () => {
@@ -107,7 +137,7 @@ describe("approvalHandler", () => {
     await approvalHandler(own.ctx, own.conductor)!(question, {});
     expect(own.answers).toEqual([{ questionId: "que_1", sessionId: "ses_1", answers: [["Green"], [], ["x"]] }]);
     const declined = fakes({ reply: () => ({ action: "decline" }) });
-    await approvalHandler(declined.ctx, declined.conductor)!(question, {});
+    await approvalHandler(declined.ctx, declined.conductor, undefined, clock(FASTEST_HUMAN_MS * 3))!(question, {});
     expect(declined.answers).toEqual([{ questionId: "que_1", sessionId: "ses_1", reject: true }]);
   });
 

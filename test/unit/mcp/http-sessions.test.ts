@@ -49,3 +49,14 @@ describe("HTTP session idle expiry", () => {
     await live.close();
   });
 });
+
+describe("originAllowed", () => {
+  it("passes no Origin, loopback origins and configured ones; refuses the rest", async () => {
+    const { originAllowed } = await import("../../../src/mcp/transports/http.js");
+    for (const o of [undefined, "http://localhost:5173", "http://127.0.0.1", "https://[::1]:8443"]) expect(originAllowed(o), String(o)).toBe(true);
+    expect(originAllowed("https://app.example", ["https://app.example"])).toBe(true);
+    for (const o of ["null", "http://evil.example", "http://localhost.evil.example", "file://localhost", "https://app.example:444", "garbage"]) {
+      expect(originAllowed(o, ["https://app.example"]), o).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Run by `npm test` before vitest: the srt sandbox test needs bubblewrap, socat and ripgrep (srt
+# refuses to run without them). Installs what is missing with apt-get when we are root on a Debian
+# or Ubuntu machine; otherwise prints the exact command and carries on: the sandbox test then
+# reports in the summary that it could not run (CI sets OCC_REQUIRE_SANDBOX=1 and it fails instead).
+missing=""
+command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
+command -v socat >/dev/null 2>&1 || missing="$missing socat"
+command -v rg >/dev/null 2>&1 || missing="$missing ripgrep"
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "test prerequisites: installing$missing with apt-get" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null && exit 0
+  echo "test prerequisites: apt-get could not install$missing" >&2
+fi
+if command -v apt-get >/dev/null 2>&1; then
+  cmd="sudo apt-get install -y$missing"
+else
+  cmd="install$missing with your package manager"
+fi
+echo "test prerequisites: missing$missing (needed by the srt sandbox test only). To run it: $cmd" >&2
+exit 0
