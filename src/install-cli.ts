@@ -3,20 +3,22 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { quoted } from "./core/errors.js";
 import { install, InstallError, uninstall } from "./install/install.js";
 import { detectLaunch } from "./install/launch.js";
 import { CLIENTS } from "./install/targets.js";
 
-export const INSTALL_HELP = `Usage: opencode-conductor install --client ${CLIENTS.join("|")} [--scope user|project] [--dry-run] [--force]
+export const INSTALL_HELP = `Usage: opencode-conductor install --client ${CLIENTS.join("|")} [--scope user|project] [--env KEY=VALUE]… [--dry-run] [--force]
        opencode-conductor uninstall --client NAME [--scope user|project] [--dry-run]
 Writes the MCP server entry and the delegation skill for a client (user scope: its files in your
 home; project scope: files in the current folder). --dry-run shows what would change; an existing
-entry is kept unless --force. uninstall puts back the files as they were.`;
+entry is kept unless --force. --env adds a variable to the server's entry (e.g. OPENCODE_URL): most
+clients pass few of their own variables on to MCP servers. uninstall puts back the files as they were.`;
 
 export async function installCommand(verb: "install" | "uninstall", argv: string[], stateDir: string): Promise<number> {
   let values;
   try {
-    values = parseArgs({ args: argv, options: { client: { type: "string" }, scope: { type: "string" }, "dry-run": { type: "boolean" }, force: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true }).values;
+    values = parseArgs({ args: argv, options: { client: { type: "string" }, scope: { type: "string" }, env: { type: "string", multiple: true }, "dry-run": { type: "boolean" }, force: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true }).values;
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${INSTALL_HELP}\n`);
     return 2;
@@ -26,11 +28,20 @@ export async function installCommand(verb: "install" | "uninstall", argv: string
     process.stderr.write(`--client is required.\n\n${INSTALL_HELP}\n`);
     return 2;
   }
+  const env: Record<string, string> = {};
+  for (const pair of values.env ?? []) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
+    if (!match) {
+      process.stderr.write(`--env takes KEY=VALUE, got ${quoted(pair, 80)}.\n`);
+      return 2;
+    }
+    env[match[1]!] = match[2]!;
+  }
   const home = process.env.HOME || homedir();
   const places = { home, xdgConfig: join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "opencode"), project: process.cwd() };
   const common = { client: values.client, scope: values.scope, dryRun: values["dry-run"], places, stateDir };
   try {
-    const report = verb === "install" ? await install({ ...common, force: values.force, launch: detectLaunch() }) : await uninstall(common);
+    const report = verb === "install" ? await install({ ...common, force: values.force, launch: detectLaunch(), env }) : await uninstall(common);
     process.stdout.write(`${report}\n`);
     return 0;
   } catch (error) {

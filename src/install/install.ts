@@ -18,6 +18,8 @@ export interface InstallOptions {
   force?: boolean;
   launch: Launch;
   places: Places;
+  /** Variables written into the entry for the server (KEY=VALUE pairs from --env). */
+  env?: Record<string, string>;
   /** Where installs are remembered (installs.json). */
   stateDir: string;
 }
@@ -51,7 +53,7 @@ export async function install(o: InstallOptions): Promise<string> {
   const { client, scope } = checked(o);
   let target;
   try {
-    target = targetFor(client, scope, o.launch, o.places);
+    target = targetFor(client, scope, o.launch, o.places, o.env);
   } catch (error) {
     throw new InstallError((error as Error).message);
   }

@@ -25,15 +25,17 @@ export interface Target {
 
 const SERVER = "opencode";
 
-export function targetFor(client: Client, scope: Scope, launch: Launch, places: Places): Target {
+/** `env`: variables the server gets (e.g. OPENCODE_URL): clients pass few or none of their own on. */
+export function targetFor(client: Client, scope: Scope, launch: Launch, places: Places, env: Record<string, string> = {}): Target {
   const base = scope === "user" ? places.home : places.project;
-  const stdio = { command: launch.command, args: launch.args };
+  const withEnv = Object.keys(env).length > 0 ? { env } : {};
+  const stdio = { command: launch.command, args: launch.args, ...withEnv };
   const context = (path: string): Edit => ({ kind: "block", path, comment: "html", body: skillBody(skillSource()) });
   switch (client) {
     case "claude":
       return {
         edits: [
-          { kind: "json", path: scope === "user" ? join(places.home, ".claude.json") : join(places.project, ".mcp.json"), key: ["mcpServers", SERVER], value: { type: "stdio", ...stdio, env: {} } },
+          { kind: "json", path: scope === "user" ? join(places.home, ".claude.json") : join(places.project, ".mcp.json"), key: ["mcpServers", SERVER], value: { type: "stdio", ...stdio, env } },
           { kind: "file", path: join(base, ".claude", "skills", SKILL_NAME, "SKILL.md"), text: skillSource() },
         ],
         notes: ["Check it with `claude mcp list`; the skill shows in `/skills`."],
@@ -43,7 +45,7 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
       const args = `[${launch.args.map((a) => JSON.stringify(a)).join(", ")}]`;
       return {
         edits: [
-          { kind: "block", path: join(places.home, ".codex", "config.toml"), comment: "#", body: `[mcp_servers.${SERVER}]\ncommand = ${JSON.stringify(launch.command)}\nargs = ${args}\ntool_timeout_sec = 900` },
+          { kind: "block", path: join(places.home, ".codex", "config.toml"), comment: "#", body: `[mcp_servers.${SERVER}]\ncommand = ${JSON.stringify(launch.command)}\nargs = ${args}\n${tomlEnv(env)}tool_timeout_sec = 900\n# codex exec has nobody to ask: without this it refuses every call of these tools.\ndefault_tools_approval_mode = "approve"` },
           context(join(places.home, ".codex", "AGENTS.md")),
         ],
         notes: ["Check it with `codex mcp list`. For `codex exec`, tools need approval: see docs/clients.md."],
@@ -52,7 +54,8 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
     case "gemini":
       return {
         edits: [
-          { kind: "json", path: join(base, ".gemini", "settings.json"), key: ["mcpServers", SERVER], value: { ...stdio, timeout: 900_000 } },
+          // trust: as `gemini mcp add --trust` does; without it `gemini -p` offers no MCP tool.
+          { kind: "json", path: join(base, ".gemini", "settings.json"), key: ["mcpServers", SERVER], value: { ...stdio, timeout: 900_000, trust: true } },
           context(scope === "user" ? join(places.home, ".gemini", "GEMINI.md") : join(places.project, "GEMINI.md")),
         ],
         notes: ["Check it with `gemini mcp list`. Headless `gemini -p` calls MCP tools only when trusted: see docs/clients.md."],
@@ -68,10 +71,16 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
     case "opencode":
       return {
         edits: [
-          { kind: "json", path: scope === "user" ? join(places.xdgConfig, "opencode.json") : join(places.project, "opencode.json"), key: ["mcp", "conductor"], value: { type: "local", command: [launch.command, ...launch.args], enabled: true } },
+          { kind: "json", path: scope === "user" ? join(places.xdgConfig, "opencode.json") : join(places.project, "opencode.json"), key: ["mcp", "conductor"], value: { type: "local", command: [launch.command, ...launch.args], enabled: true, ...(Object.keys(env).length > 0 ? { environment: env } : {}) } },
           context(scope === "user" ? join(places.xdgConfig, "AGENTS.md") : join(places.project, "AGENTS.md")),
         ],
         notes: ["opencode lists the tools as conductor_oc_delegate, conductor_oc_wait, …"],
       };
   }
+}
+
+/** An inline TOML table of the variables (JSON strings are valid TOML basic strings). */
+function tomlEnv(env: Record<string, string>): string {
+  const pairs = Object.entries(env).map(([k, v]) => `${/^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k)} = ${JSON.stringify(v)}`);
+  return pairs.length > 0 ? `env = { ${pairs.join(", ")} }\n` : "";
 }

@@ -147,3 +147,16 @@ describe("how the client starts the server", () => {
     expect(detectLaunch("/home/u/.npm/_npx/1f2e3d/node_modules/opencode-conductor")).toEqual({ command: "npx", args: ["-y", "opencode-conductor"], how: "npx" });
   });
 });
+
+describe("--env", () => {
+  it("puts the variables into the entry, as each client spells it", async () => {
+    const s = sandbox();
+    const env = { OPENCODE_URL: "http://127.0.0.1:4096", OPENCODE_PASSWORD: 'p"w' };
+    await install({ ...s.opts("codex", "user"), env });
+    expect(readFileSync(join(s.places.home, ".codex", "config.toml"), "utf8")).toContain('env = { OPENCODE_URL = "http://127.0.0.1:4096", OPENCODE_PASSWORD = "p\\"w" }');
+    await install({ ...s.opts("opencode", "project"), env });
+    expect(JSON.parse(readFileSync(join(s.places.project, "opencode.json"), "utf8")).mcp.conductor.environment).toEqual(env);
+    await install({ ...s.opts("claude", "user"), env });
+    expect(JSON.parse(readFileSync(join(s.places.home, ".claude.json"), "utf8")).mcpServers.opencode.env).toEqual(env);
+  });
+});
