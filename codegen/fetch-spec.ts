@@ -1,7 +1,7 @@
 // npm run spec:fetch [-- --opencode PATH | --url URL [--password P]] [--out DIR]
 // Saves GET /doc byte-for-byte as spec/openapi.json, and spec/meta.json (opencode version from
-// GET /global/health, sha256, operation count). By default it starts the pinned binary in an
-// isolated temp HOME; with --url it reads a server that is already running.
+// GET /global/health, sha256, operation count). By default it starts the pinned binary (or the one
+// OPENCODE_BIN names) in an isolated temp HOME; with --url it reads a server that is already running.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -14,7 +14,7 @@ import { listOperations, type OpenApiDocument } from "./lib/spec.js";
 
 const USAGE =
   "usage: npm run spec:fetch [-- --opencode PATH | --url URL [--password P]] [--out spec]\n" +
-  "  --password defaults to $OPENCODE_PASSWORD";
+  "  --password defaults to $OPENCODE_PASSWORD; without --opencode/--url, $OPENCODE_BIN or the pinned binary";
 
 run(async () => {
   const { values } = parseArgs({

@@ -37,14 +37,20 @@ export interface Fixture {
 }
 
 export const FIXTURE_VERSION = "1.18.33";
-export const FIXTURE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", FIXTURE_VERSION);
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures");
+export const FIXTURE_DIR = join(FIXTURES, FIXTURE_VERSION);
+
+/** Where fixtures recorded from opencode `version` go (`npm run record` with OPENCODE_BIN writes there). */
+export function fixtureDirFor(version: string): string {
+  return join(FIXTURES, version);
+}
 
 /** Scenarios `npm run record` writes (and the replay tests read). */
 export const SCENARIOS = ["session-crud", "text-turn", "tool-turn", "permission", "retry-failure", "providers"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
-export function fixturePath(name: string): string {
-  return join(FIXTURE_DIR, `${name}.json`);
+export function fixturePath(name: string, dir = FIXTURE_DIR): string {
+  return join(dir, `${name}.json`);
 }
 
 export function loadFixture(name: string): Fixture {
