@@ -6,10 +6,12 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import addFormatsModule from "ajv-formats";
 import { z } from "zod";
 import { clamped } from "../common.js";
-import type { JsonSchema, OperationSpec } from "../../../generated/operations.js";
+import type { JsonSchema } from "../../../generated/operations.js";
 import { UsageError } from "../../core/errors.js";
 import { defineTool } from "../tool.js";
-import { deref, matchPath, methodOf, refName, resolveOperation, shapeOf, unknownOperation, type ResolvedOperation } from "./oc_api_ops.js";
+import { callServerOperation } from "./api-call.js";
+import { catalogFor, pinnedOperation, type ApiCatalog, type ApiOperation } from "./api-catalog.js";
+import { deref, matchPath, methodOf, refName, resolveOperation, shapeOf, unknownOperation } from "./oc_api_ops.js";
 
 // ajv-formats is CommonJS: under NodeNext its plugin may sit on `.default`.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
@@ -58,7 +60,7 @@ function memberValidator(schema: JsonSchema, c: Checker): ValidateFunction {
   return fn;
 }
 
-function partSchema(op: OperationSpec, part: Part): JsonSchema | null {
+function partSchema(op: ApiOperation, part: Part): JsonSchema | null {
   return part === "params" ? op.pathParams : part === "query" ? op.query : op.body;
 }
 
@@ -93,7 +95,7 @@ function tagOf(schema: JsonSchema, key: string): unknown {
 }
 
 interface Checker {
-  op: OperationSpec;
+  op: ApiOperation;
   part: Part;
   root: JsonSchema;
   kind: "coerce" | "exact";
@@ -173,7 +175,7 @@ interface Checked {
   failed: Part[];
 }
 
-function check(op: OperationSpec, input: { params: Json; query: Json; body: unknown }): Checked {
+function check(op: ApiOperation, input: { params: Json; query: Json; body: unknown }, catalogKey: string): Checked {
   const out: Checked = { params: structuredClone(input.params), query: structuredClone(input.query), body: input.body, problems: [], failed: [] };
   for (const part of ["params", "query", "body"] as const) {
     const schema = partSchema(op, part);
@@ -191,16 +193,17 @@ function check(op: OperationSpec, input: { params: Json; query: Json; body: unkn
       continue;
     }
     const kind = part === "body" ? "exact" : "coerce";
-    const validate = validatorFor(`${op.id}:${part}`, schema, kind);
+    const validate = validatorFor(`${catalogKey}:${op.id}:${part}`, schema, kind);
     if (!validate(value)) {
-      out.problems.push(...explain(validate.errors ?? [], "", { op, part, root: schema, kind }));
+      // A huge wrong input has as many errors as items: explaining the first 20 says enough.
+      out.problems.push(...explain((validate.errors ?? []).slice(0, 20), "", { op, part, root: schema, kind }));
       out.failed.push(part);
     }
   }
   return out;
 }
 
-function validationError(op: OperationSpec, checked: Checked): UsageError {
+function validationError(op: ApiOperation, checked: Checked): UsageError {
   const expected = checked.failed.map((part) => `Expected ${part === "params" ? "params (path)" : part}: ${shapeOf(partSchema(op, part))}`);
   return new UsageError(
     [
@@ -218,7 +221,7 @@ function validationError(op: OperationSpec, checked: Checked): UsageError {
 const PAGING = ["limit", "cursor", "before", "after", "start", "order"];
 const SCOPE = new Set(["directory", "workspace", "location"]);
 
-function narrowHint(op: OperationSpec, maxChars: number, suggestLimit?: number): string {
+function narrowHint(op: ApiOperation, maxChars: number, suggestLimit?: number): string {
   const names = Object.keys((op.query?.properties as Json | undefined) ?? {});
   const paging = names.filter((n) => PAGING.includes(n));
   const filters = names.filter((n) => !PAGING.includes(n) && !SCOPE.has(n));
@@ -252,7 +255,7 @@ interface Shaped {
 }
 
 /** Cuts a large result to at most `maxChars` of JSON, keeping it valid JSON where it can. */
-function shape(op: OperationSpec, data: unknown, maxChars: number): Shaped {
+function shape(op: ApiOperation, data: unknown, maxChars: number): Shaped {
   const result = data === undefined ? null : data;
   const json = JSON.stringify(result) ?? "null";
   if (json.length <= maxChars) return { result, json, truncated: false, chars: json.length };
@@ -293,19 +296,28 @@ function shape(op: OperationSpec, data: unknown, maxChars: number): Shaped {
 
 type LooseCall = (id: string, args: { path?: Json; query?: Json; body?: unknown }, options: { signal?: AbortSignal }) => Promise<unknown>;
 
-function pickOperation(args: { operation?: string; method?: string; path?: string }): ResolvedOperation {
-  let byPath: ResolvedOperation | undefined;
+interface Picked {
+  op: ApiOperation;
+  params: Record<string, string>;
+  query: Record<string, string>;
+}
+
+function pickOperation(args: { operation?: string; method?: string; path?: string }, catalog: ApiCatalog): Picked {
+  let byPath: Picked | undefined;
+  const full = (r: { op: Parameters<ApiCatalog["full"]>[0]; params: Record<string, string>; query: Record<string, string> }) => ({ ...r, op: catalog.full(r.op) });
   if (args.path !== undefined) {
     const method = (args.method ?? "GET").toUpperCase();
-    if (!["GET", "POST", "PUT", "PATCH", "DELETE"].includes(method)) throw new UsageError(`method must be GET, POST, PUT, PATCH or DELETE (got "${args.method}").`);
-    byPath = matchPath(method, args.path);
-    if (!byPath) throw unknownOperation(`${method} ${args.path}`);
+    if (!["GET", "POST", "PUT", "PATCH", "DELETE"].includes(method)) throw new UsageError(`method must be GET, POST, PUT, PATCH or DELETE (got ${JSON.stringify(String(args.method).slice(0, 20))}).`);
+    const hit = matchPath(method, args.path, catalog);
+    if (!hit) throw unknownOperation(`${method} ${args.path}`, catalog);
+    byPath = full(hit);
   } else if (args.method !== undefined && args.operation === undefined) {
     throw new UsageError(`method needs a path too, e.g. {method: "GET", path: "/session/ses_..."}; or give operation: "<id>".`);
   }
   if (args.operation !== undefined) {
-    const byId = resolveOperation(args.operation);
-    if (!byId) throw unknownOperation(args.operation);
+    const hit = resolveOperation(args.operation, catalog);
+    if (!hit) throw unknownOperation(args.operation, catalog);
+    const byId = full(hit);
     if (byPath && byPath.op.id !== byId.op.id) {
       throw new UsageError(`operation "${byId.op.id}" is ${methodOf(byId.op)} ${byId.op.path}, but method/path name ${byPath.op.id}: give one or the other.`);
     }
@@ -316,7 +328,7 @@ function pickOperation(args: { operation?: string; method?: string; path?: strin
 }
 
 /** Puts `directory` where this operation takes it: the v1 `directory` query, or v2's `location`. */
-function withDirectory(op: OperationSpec, query: Json, directory: string): Json {
+function withDirectory(op: ApiOperation, query: Json, directory: string): Json {
   const props = (op.query?.properties ?? {}) as Record<string, JsonSchema>;
   if (props.directory) {
     if (query.directory !== undefined && query.directory !== directory) throw new UsageError(`directory and query.directory differ: give one.`);
@@ -330,7 +342,7 @@ function withDirectory(op: OperationSpec, query: Json, directory: string): Json 
 }
 
 /** A JSON body sent as a string (some clients do that with `unknown` fields). */
-function parseBody(op: OperationSpec, body: unknown): unknown {
+function parseBody(op: ApiOperation, body: unknown): unknown {
   if (typeof body !== "string" || !op.body || op.body.type === "string") return body;
   const text = body.trim();
   if (!text.startsWith("{") && !text.startsWith("[")) return body;
@@ -367,7 +379,8 @@ export const ocApi = defineTool({
     truncated: z.boolean(),
   },
   async run(args, ctx) {
-    const { op, params: fromPath, query: fromPathQuery } = pickOperation(args);
+    const catalog = await catalogFor(ctx);
+    const { op, params: fromPath, query: fromPathQuery } = pickOperation(args, catalog);
     if (op.streaming) {
       throw new UsageError(`${op.id} is an event stream, which oc_api does not read. To wait for a session's turn use oc_wait (or oc_delegate, which waits by default); oc_result reads a session's state now.`);
     }
@@ -383,12 +396,17 @@ export const ocApi = defineTool({
     // opencode's spec marks few bodies required, yet it rejects a missing one ("Missing key"): an
     // object body defaults to {}, so its required fields are reported here instead.
     const body = parseBody(op, args.body) ?? (op.body?.type === "object" ? {} : undefined);
-    const checked = check(op, { params: { ...fromPath, ...args.params }, query, body });
+    const checked = check(op, { params: { ...fromPath, ...args.params }, query, body }, catalog.key);
     if (checked.problems.length > 0) throw validationError(op, checked);
 
     const conductor = await ctx.conductor();
-    const call = conductor.client.call as unknown as LooseCall;
-    const data = await call(op.id, { path: checked.params, query: checked.query, body: checked.body }, { signal: ctx.signal });
+    const request = { path: checked.params, query: checked.query, body: checked.body };
+    // A pinned operation goes through the typed client; one only the server's spec has, directly.
+    const pinned = pinnedOperation(op.id);
+    const data =
+      pinned && pinned.method === op.method && pinned.path === op.path
+        ? await (conductor.client.call as unknown as LooseCall)(op.id, request, { signal: ctx.signal })
+        : await callServerOperation(conductor.client, op, request, { signal: ctx.signal });
 
     const maxChars = args.max_chars ?? 20_000;
     const shaped = shape(op, data, maxChars);
