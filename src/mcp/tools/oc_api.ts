@@ -167,6 +167,22 @@ function explainUnion(u: ErrorObject, base: string, c: Checker): string[] {
   return [`${where}: must match one of: ${fits.map((m) => `${label(m)} ${shapeOf(m.schema, c.root, 0).slice(0, 200)}`).join("; ")}`];
 }
 
+/** Values (objects, arrays, scalars) a call may carry in params, query and body together. */
+export const MAX_VALUES = 10_000;
+
+/** How many values `input` holds, counting up to `limit + 1` only (a walk without recursion). */
+function countValues(input: unknown, limit: number): number {
+  let n = 0;
+  const stack: unknown[] = [input];
+  while (stack.length > 0 && n <= limit) {
+    const v = stack.pop();
+    n += 1;
+    if (Array.isArray(v)) for (let i = 0; i < v.length && stack.length <= limit; i++) stack.push(v[i]);
+    else if (isObject(v)) for (const key in v) if (stack.length <= limit) stack.push(v[key]);
+  }
+  return n;
+}
+
 interface Checked {
   params: Json;
   query: Json;
@@ -396,6 +412,10 @@ export const ocApi = defineTool({
     // opencode's spec marks few bodies required, yet it rejects a missing one ("Missing key"): an
     // object body defaults to {}, so its required fields are reported here instead.
     const body = parseBody(op, args.body) ?? (op.body?.type === "object" ? {} : undefined);
+    // Validation cost grows with the input (Ajv reports every error): a hand-sized call is far below this.
+    if (countValues([args.params, query, body], MAX_VALUES) > MAX_VALUES) {
+      throw new UsageError(`${op.id}: params, query and body hold more than ${MAX_VALUES} values together, so nothing was checked or sent. Send less per call (page or split the request).`);
+    }
     const checked = check(op, { params: { ...fromPath, ...args.params }, query, body }, catalog.key);
     if (checked.problems.length > 0) throw validationError(op, checked);
 
