@@ -93,6 +93,8 @@ for (const target of selectedTargets()) {
       expect(r.data.healthy).toBe(true);
       if (target.expectVersion) expect(r.data.version).toBe(target.expectVersion);
       expect(r.data.version).toBe(version);
+      // oc_status reports the server's own spec against the pin.
+      expect(r.data.compatibility).toMatchObject({ spec: { operations: operationIds.size } });
     });
 
     it("delegate: text", async () => {
