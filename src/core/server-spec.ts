@@ -69,7 +69,9 @@ async function readServerSpec(client: OpencodeClient, options: ServerSpecOptions
   const { response } = await request("get", "/doc", { parseAs: "stream", signal: AbortSignal.timeout(options.timeoutMs ?? 10_000) });
   const bytes = Buffer.from(await response.arrayBuffer());
   if (!response.ok) throw new Error(`GET /doc answered HTTP ${response.status}`);
+  await yieldToLoop();
   const doc = JSON.parse(bytes.toString("utf8")) as OpenApiDocument;
+  await yieldToLoop();
   if (!doc || typeof doc.paths !== "object") throw new Error("GET /doc did not return an OpenAPI document");
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   if (cacheFile && options.stateDir) {
@@ -81,8 +83,13 @@ async function readServerSpec(client: OpencodeClient, options: ServerSpecOptions
 
 const PINNED_IDS = Object.keys(operations);
 
-function build(version: string, sha256: string, doc: OpenApiDocument): ServerSpec {
+// Each step over a ~480 KB document takes ~10 ms: between steps other work gets its turn.
+const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
+
+async function build(version: string, sha256: string, doc: OpenApiDocument): Promise<ServerSpec> {
+  await yieldToLoop();
   const ops = new Map(listOperations(doc).map((op) => [op.id, op]));
+  await yieldToLoop();
   const routes = new Set([...ops.values()].map((op) => `${op.method} ${op.path}`));
   const has = (id: string) => {
     if (ops.has(id)) return true;
