@@ -5,18 +5,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
 import { loadConfig } from "../../../src/config.js";
 import { Conductor } from "../../../src/core/conductor.js";
 import { guardFeatures } from "../../../src/core/feature-guard.js";
-import { registerTool, type ToolDef } from "../../../src/mcp/tool.js";
-import { ocApi } from "../../../src/mcp/tools/oc_api.js";
-import { ocApiOps } from "../../../src/mcp/tools/oc_api_ops.js";
+import { apiTools, type ApiTools } from "../../support/api-tools.js";
 
 const BIG = "session ".repeat(220_000); // 1.76 MB, the size that used to block for 20 s
 const MAX_BLOCK_MS = 50;
@@ -26,7 +20,7 @@ const spec = JSON.parse(readFileSync(join(import.meta.dirname, "../../../spec/op
 spec.paths["/x/ping"] = { get: { operationId: "x.ping", summary: "Ping", responses: { "200": { description: "ok" } } } };
 const DOC = JSON.stringify(spec);
 
-let client: Client;
+let tools: ApiTools;
 beforeAll(async () => {
   const fetch = async (request: Request) => {
     const url = new URL(request.url);
@@ -36,14 +30,10 @@ beforeAll(async () => {
   };
   const conductor = new Conductor({ client: connect({ url: "http://127.0.0.1:1", fetch }) });
   guardFeatures(conductor.client);
-  const server = new McpServer({ name: "test", version: "0" });
-  for (const tool of [ocApiOps, ocApi] as unknown as ToolDef[]) registerTool(server, tool, { config: loadConfig({}), conductor: async () => conductor, secrets: () => [] });
-  client = new Client({ name: "test", version: "0" });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(a), client.connect(b)]);
+  tools = await apiTools(conductor, loadConfig({}));
 });
 afterAll(async () => {
-  await client?.close();
+  await tools?.client.close();
 });
 
 /** Runs one call; returns its answer and the longest event-loop stall seen meanwhile (ms). */
@@ -52,13 +42,12 @@ async function measured(name: string, args: Record<string, unknown>) {
   histogram.enable();
   // The monitor's first tick only sets its baseline: let it pass before the call starts.
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const { isError, text } = await tools.call(name, args);
   // One more turn of the loop, so a stall at the very end is sampled too.
   await new Promise((resolve) => setTimeout(resolve, 20));
   histogram.disable();
-  const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
   if (process.env.OCC_SHOW_STALLS) console.log(`${name}: longest stall ${(histogram.max / 1e6).toFixed(1)} ms`);
-  return { isError: result.isError === true, text, stallMs: histogram.max / 1e6 };
+  return { isError, text, stallMs: histogram.max / 1e6 };
 }
 
 const parts = (n: number, part: unknown) => Array.from({ length: n }, () => part);

@@ -6,19 +6,13 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
 import { loadConfig } from "../../../src/config.js";
 import { firstTestedWith, rangeVerdict } from "../../../src/core/compatibility.js";
 import { Conductor } from "../../../src/core/conductor.js";
 import { guardFeatures, UnsupportedOperationError } from "../../../src/core/feature-guard.js";
-import { registerTool, type ToolDef } from "../../../src/mcp/tool.js";
-import { ocApi } from "../../../src/mcp/tools/oc_api.js";
-import { ocApiOps } from "../../../src/mcp/tools/oc_api_ops.js";
+import { apiTools, type ApiTools } from "../../support/api-tools.js";
 
 const root = join(import.meta.dirname, "..", "..", "..");
 const OLD_SPEC = readFileSync(join(root, "test/fixtures/specs/opencode-1.15.0.json"), "utf8");
@@ -45,7 +39,7 @@ interface Seen {
 }
 
 const dirs: string[] = [];
-let clients: Client[] = [];
+let clients: ApiTools["client"][] = [];
 afterEach(async () => {
   await Promise.all(clients.map((c) => c.close()));
   clients = [];
@@ -71,18 +65,8 @@ async function setup(version: string, doc: string | null, state = stateDir()) {
   };
   const conductor = new Conductor({ client: connect({ url: "http://127.0.0.1:1", fetch }) });
   guardFeatures(conductor.client, { stateDir: state });
-  const server = new McpServer({ name: "test", version: "0" });
-  const config = loadConfig({});
-  for (const tool of [ocApiOps, ocApi] as unknown as ToolDef[]) registerTool(server, tool, { config, conductor: async () => conductor, secrets: () => [] });
-  const client = new Client({ name: "test", version: "0" });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(a), client.connect(b)]);
+  const { client, call } = await apiTools(conductor, loadConfig({}));
   clients.push(client);
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-    const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
-    return { isError: result.isError === true, text, data: result.structuredContent as Record<string, any> };
-  };
   return { call, seen, conductor, state };
 }
 
