@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { CompatibilityData } from "../../src/core/compatibility.js";
 import { opencodeRelease } from "../support/opencode-release.js";
 import { featureResults, loadPinnedSpec, merge, renderMarkdown, specSummary, type VitestJson } from "./report.js";
+import { renderDocs } from "./render.js";
 import { MATRIX, PINNED, targetFor } from "./targets.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -27,6 +28,11 @@ function runVitest(name: string, out: string): Promise<number> {
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes("--render")) {
+    renderDocs();
+    console.log(`wrote ${DOC}`);
+    return 0;
+  }
   const names = process.argv.slice(2).filter((a) => a !== "--");
   for (const n of names) targetFor(n); // a bad name fails here, before anything runs
   const versions = names.length ? names : MATRIX;
