@@ -43,13 +43,16 @@ type LooseRequest = (method: string, path: string, init: Record<string, unknown>
 // Keyed by the openapi-fetch client, which every withDirectory() copy shares.
 const bySpecClient = new WeakMap<object, Promise<ServerSpec>>();
 
-/** The server's spec, read once per client (a failure is not cached: the next call tries again). */
+/** How long a failed read is remembered, so that a server without /doc costs one try a minute, not one per request. */
+const RETRY_AFTER_MS = 60_000;
+
+/** The server's spec, read once per client (after a failure, again a minute later). */
 export function serverSpec(client: OpencodeClient, options: ServerSpecOptions = {}): Promise<ServerSpec> {
   let pending = bySpecClient.get(client.raw);
   if (!pending) {
-    pending = readServerSpec(client, options);
-    bySpecClient.set(client.raw, pending);
-    pending.catch(() => bySpecClient.delete(client.raw));
+    const attempt = readServerSpec(client, options);
+    bySpecClient.set(client.raw, (pending = attempt));
+    attempt.catch(() => setTimeout(() => bySpecClient.get(client.raw) === attempt && bySpecClient.delete(client.raw), RETRY_AFTER_MS).unref());
   }
   return pending;
 }

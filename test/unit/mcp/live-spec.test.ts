@@ -55,9 +55,11 @@ function stateDir(): string {
 /** A fake opencode of `version` serving `doc`, a guarded conductor on it, and the two api tools. */
 async function setup(version: string, doc: string | null, state = stateDir()) {
   const seen: Seen[] = [];
+  let docs = 0;
   const fetch = async (request: Request) => {
     const url = new URL(request.url);
     if (url.pathname === "/global/health") return Response.json({ healthy: true, version });
+    if (url.pathname === "/doc") docs += 1;
     if (url.pathname === "/doc") return doc === null ? new Response("down", { status: 500 }) : new Response(doc, { headers: { "content-type": "application/json" } });
     const text = await request.text();
     seen.push({ method: request.method, path: url.pathname, body: text ? JSON.parse(text) : undefined });
@@ -67,7 +69,7 @@ async function setup(version: string, doc: string | null, state = stateDir()) {
   guardFeatures(conductor.client, { stateDir: state });
   const { client, call } = await apiTools(conductor, loadConfig({}));
   clients.push(client);
-  return { call, seen, conductor, state };
+  return { call, seen, conductor, state, docRequests: () => docs };
 }
 
 describe("an older opencode (1.15.0's real spec)", () => {
@@ -153,6 +155,16 @@ describe("a newer opencode (pinned spec + x.echo − session.children)", () => {
     const again = await setup("9.9.9", null, first.state);
     const r = await again.call("oc_api_ops", { search: "echo" });
     expect(r.data).toMatchObject({ total: 1, source: "server" });
+  });
+});
+
+describe("a server whose GET /doc fails", () => {
+  it("lets requests through unchecked, and does not ask again on every request", async () => {
+    const { conductor, seen, docRequests } = await setup("1.18.33", null);
+    await conductor.client.call("session.list");
+    await conductor.client.call("session.list");
+    expect(seen.map((s) => s.path)).toEqual(["/session", "/session"]);
+    expect(docRequests()).toBe(1);
   });
 });
 
