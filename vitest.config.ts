@@ -50,6 +50,19 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
         },
       },
+      {
+        // The compatibility matrix (test/compat/targets.ts): CI runs the oldest supported and the
+        // newest 1.x release; `npm run test:compat` runs any list of versions.
+        test: {
+          name: "compat",
+          include: ["test/compat/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 180_000,
+          hookTimeout: 600_000, // the first run installs the release (~150 MB) into the tool cache
+          maxWorkers: 1,
+          sequence: { groupOrder: 4 },
+        },
+      },
     ],
   },
 });

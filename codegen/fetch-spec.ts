@@ -2,7 +2,7 @@
 // Saves the server's own OpenAPI document byte-for-byte as DIR/openapi.json, and DIR/meta.json
 // (opencode version, sha256, operation count). Either major: 1.x serves GET /doc (version from
 // /global/health) and goes to spec/ by default; 2.x serves GET /openapi.json (version from /api/info
-// or /api/health) and goes to spec/v2/. By default it starts the pinned 1.x binary in an isolated
+// or /api/health) and goes to spec/v2/. By default it starts the pinned 1.x binary (or the one OPENCODE_BIN names) in an isolated
 // temp HOME; --opencode starts another (1.x or 2.x); --url reads a server that is already running.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,7 +16,7 @@ import { listOperations, type OpenApiDocument } from "./lib/spec.js";
 
 const USAGE =
   "usage: npm run spec:fetch [-- --opencode PATH | --url URL [--password P]] [--out DIR]\n" +
-  "  --password defaults to $OPENCODE_PASSWORD; --out defaults to spec (1.x) or spec/v2 (2.x)";
+  "  --password defaults to $OPENCODE_PASSWORD; --out defaults to spec (1.x) or spec/v2 (2.x); without --opencode/--url, $OPENCODE_BIN or the pinned binary";
 
 run(async () => {
   const { values } = parseArgs({

@@ -4,17 +4,10 @@
 import { IndentationText, NewLineKind, Project, QuoteKind, StructureKind, VariableDeclarationKind } from "ts-morph";
 import type { InterfaceDeclarationStructure, OptionalKind, PropertySignatureStructure } from "ts-morph";
 import { writeJson } from "./json-writer.js";
-import {
-  compareStrings,
-  parametersSchema,
-  requestBodySchema,
-  schemaSummary,
-  type JsonSchema,
-  type OpenApiDocument,
-  type SpecOperation,
-} from "./spec.js";
+import { HTTP_METHODS, type OperationRow } from "./operation-row.js";
+import { compareStrings } from "./spec.js";
 
-export const HTTP_METHODS = ["get", "post", "put", "patch", "delete"] as const;
+export { HTTP_METHODS, operationRow, opensWebSocket, type OperationRow } from "./operation-row.js";
 
 export interface SpecInfo {
   title: string;
@@ -22,63 +15,6 @@ export interface SpecInfo {
   opencodeVersion: string;
   sha256: string;
   operationCount: number;
-}
-
-/** One row of the table, as plain data (what operations.ts holds for that operation). */
-export interface OperationRow {
-  id: string;
-  method: string;
-  path: string;
-  summary: string;
-  description: string;
-  tags: string[];
-  readOnly: boolean;
-  streaming: boolean;
-  websocket: boolean;
-  pathParams: JsonSchema | null;
-  query: JsonSchema | null;
-  body: JsonSchema | null;
-  bodyRequired: boolean;
-  responses: { status: string; description: string; contentType: string | null; schema: string | null }[];
-}
-
-/** opencode documents its WebSocket routes (pty.connect, v2.pty.connect) only in prose. */
-export function opensWebSocket(op: Pick<SpecOperation, "method" | "description" | "summary">): boolean {
-  return op.method === "get" && /\bWebSocket connection\b/i.test(`${op.summary} ${op.description}`);
-}
-
-export function operationRow(spec: OpenApiDocument, op: SpecOperation): OperationRow {
-  if (!(HTTP_METHODS as readonly string[]).includes(op.method)) {
-    throw new Error(`${op.id} uses ${op.method.toUpperCase()}, which HttpMethod does not include: extend it first`);
-  }
-  const body = requestBodySchema(spec, op);
-  return {
-    id: op.id,
-    method: op.method,
-    path: op.path,
-    summary: op.summary,
-    description: op.description,
-    tags: op.tags,
-    readOnly: op.method === "get",
-    streaming: op.responses.some(
-      (r) => r.status.startsWith("2") && r.content.some((m) => m.contentType.startsWith("text/event-stream")),
-    ),
-    websocket: opensWebSocket(op),
-    pathParams: parametersSchema(spec, op, "path"),
-    query: parametersSchema(spec, op, "query"),
-    body,
-    bodyRequired: body !== null && op.requestBody?.required === true,
-    responses: op.responses.map((r) => {
-      // One content type per response in practice; JSON wins when there are several.
-      const media = r.content.find((m) => m.contentType === "application/json") ?? r.content[0];
-      return {
-        status: r.status,
-        description: r.description,
-        contentType: media?.contentType ?? null,
-        schema: media?.schema ? schemaSummary(media.schema) : null,
-      };
-    }),
-  };
 }
 
 const prop = (name: string, type: string, docs?: string): OptionalKind<PropertySignatureStructure> => ({

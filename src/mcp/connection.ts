@@ -9,6 +9,7 @@ import { MissingBinaryError, spawnOpencode, resolveOpencodeBinary, type SpawnedO
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
 import type { CoreSettings } from "../core/context.js";
+import { guardFeatures } from "../core/feature-guard.js";
 import { sharedInstanceManager, type InstanceManager } from "../core/instances.js";
 import type { PermissionRule } from "../core/permissions.js";
 
@@ -71,6 +72,13 @@ export function createConnection(config: Config): Connection {
   // Rows left by a conductor that was killed (SIGKILL): stop their servers now, at start.
   void instances().cleanStale().catch(() => undefined);
 
+  // The main server and other running ones may be any opencode release: check each request against
+  // the server's own spec (private instances run the pinned binary).
+  const guarded = (c: Conductor): Conductor => {
+    guardFeatures(c.client, { stateDir: config.stateDir });
+    return c;
+  };
+
   async function open(): Promise<Conductor> {
     const ownPids = (await instances().registry.read().catch(() => [])).map((row) => row.pid);
     const found = await discoverConnection({
@@ -82,7 +90,7 @@ export function createConnection(config: Config): Connection {
     if (found.connection) {
       mode = found.connection.source === "scan" ? "discovered" : "url";
       const { url, password, username } = found.connection;
-      return new Conductor({ url, password, username, directory: config.directory, ...settings });
+      return guarded(new Conductor({ url, password, username, directory: config.directory, ...settings }));
     }
     started = await spawnOpencode({ cwd: config.directory ?? process.cwd() }).catch((error: unknown) => {
       if (error instanceof MissingBinaryError) throw new Error(`No opencode server is configured or running, and ${error.message}`);
@@ -111,7 +119,7 @@ export function createConnection(config: Config): Connection {
       })
       .catch(() => undefined);
     void server.exited.then(() => instances().registry.remove(server.pid).catch(() => undefined));
-    return new Conductor({ url: started.url, password: started.password, directory: config.directory, ...settings });
+    return guarded(new Conductor({ url: started.url, password: started.password, directory: config.directory, ...settings }));
   }
 
   function mainConductor(): Promise<Conductor> {
@@ -154,7 +162,7 @@ export function createConnection(config: Config): Connection {
       .filter((s) => s.healthy && s.url !== primary.client.url)
       .map((s) => {
         let c = byUrl.get(s.url);
-        if (!c) byUrl.set(s.url, (c = new Conductor({ url: s.url, password: config.opencodePassword, username: config.opencodeUsername, ...settings })));
+        if (!c) byUrl.set(s.url, (c = guarded(new Conductor({ url: s.url, password: config.opencodePassword, username: config.opencodeUsername, ...settings }))));
         return c;
       });
   }

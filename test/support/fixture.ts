@@ -37,7 +37,13 @@ export interface Fixture {
 }
 
 export const FIXTURE_VERSION = "1.18.33";
-export const FIXTURE_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures", FIXTURE_VERSION);
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "..", "fixtures");
+export const FIXTURE_DIR = join(FIXTURES, FIXTURE_VERSION);
+
+/** Where fixtures recorded from opencode `version` go (`npm run record` with OPENCODE_BIN writes there). */
+export function fixtureDirFor(version: string): string {
+  return join(FIXTURES, version);
+}
 
 /** Scenarios `npm run record` writes (and the replay tests read). */
 export const SCENARIOS = [
@@ -73,8 +79,8 @@ export function loadV2Fixture(name: V2ScenarioName): Fixture {
   return JSON.parse(readFileSync(join(v2FixtureDir(), `${name}.json`), "utf8")) as Fixture;
 }
 
-export function fixturePath(name: string): string {
-  return join(FIXTURE_DIR, `${name}.json`);
+export function fixturePath(name: string, dir = FIXTURE_DIR): string {
+  return join(dir, `${name}.json`);
 }
 
 export function loadFixture(name: string): Fixture {

@@ -33,7 +33,8 @@ export async function startMcp(env: Record<string, string>, clientCapabilities: 
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI],
-    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env },
+    // OPENCODE_BIN reaches the server so that an auto-started opencode is the binary under test.
+    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...(process.env.OPENCODE_BIN ? { OPENCODE_BIN: process.env.OPENCODE_BIN } : {}), ...env },
     stderr: "pipe",
   });
   const client = new Client({ name: "e2e-test-client", version: "1.0.0" }, { capabilities: clientCapabilities });

@@ -1,6 +1,7 @@
-// Starts the pinned `opencode serve` hermetically for e2e tests: temp HOME and XDG dirs, a temp
-// project, the offline config of docs/opencode-behaviour.md §0.1 pointing at a scripted model, a password, a free
+// Starts `opencode serve` hermetically for e2e tests: temp HOME and XDG dirs, a temp project, the
+// offline config of docs/opencode-behaviour.md §0.1 pointing at a scripted model, a password, a free
 // port. stop() undoes all of it; the pid registry lets the global teardown catch a forgotten stop.
+// The binary is the pinned one unless OPENCODE_BIN (or the `binary` option) names another release.
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -22,7 +23,7 @@ export interface StartOpencodeOptions {
   env?: Record<string, string>;
   /** Server password; default: a random one. */
   password?: string;
-  /** The opencode executable; default: the pinned 1.x ({@link resolveOpencodeBinary}). */
+  /** The opencode binary; default: `OPENCODE_BIN`, else the pinned one (resolveOpencodeBinary). */
   binary?: string;
 }
 
@@ -131,10 +132,11 @@ export async function startOpencode(options: StartOpencodeOptions = {}): Promise
     await writeFile(join(env.XDG_CONFIG_HOME!, "opencode", "opencode.json"), JSON.stringify(offlineConfig(model.baseURL, options), null, 2));
     const directory = await createProjectDir(root, "project", { gitInit: options.gitInit, home });
 
-    const spawnOptions = { cwd: directory, ...(options.binary ? { binary: options.binary } : {}), ...(options.password ? { password: options.password } : {}), env: { ...env, ...options.env } };
+    const binary = options.binary ?? resolveOpencodeBinary();
+    const spawnOptions = { binary, cwd: directory, ...(options.password ? { password: options.password } : {}), env: { ...env, ...options.env } };
     server = await spawnOpencode(spawnOptions);
     // The registry checks the command line for this before it kills (pids get reused).
-    registerPid(server.pid, basename(options.binary ?? resolveOpencodeBinary()), root);
+    registerPid(server.pid, basename(binary), root);
 
     const first = server;
     let stopping: Promise<void> | undefined;
@@ -159,7 +161,7 @@ export async function startOpencode(options: StartOpencodeOptions = {}): Promise
       },
       restart: async () => {
         server = await spawnOpencode({ ...spawnOptions, password: first.password, port: first.port });
-        registerPid(server.pid, basename(options.binary ?? resolveOpencodeBinary()), root);
+        registerPid(server.pid, basename(binary), root);
       },
     };
   } catch (error) {

@@ -1,6 +1,7 @@
 // `npm run record [-- scenario ...]`: runs each scenario against a fresh hermetic opencode, records
 // the client's traffic through a recording fetch, scrubs it and writes
-// test/fixtures/<version>/<scenario>.json for the msw replay tests.
+// test/fixtures/<version>/<scenario>.json for the msw replay tests. The version is the one the
+// server reports: with OPENCODE_BIN pointing at another release, its fixtures land in its own folder.
 // `npm run record -- --v2 [scenario ...]`: the same against the 2.x test server, through the v2
 // client, into test/fixtures/2.x-<version>/.
 import { mkdir, writeFile } from "node:fs/promises";
@@ -8,8 +9,9 @@ import { join } from "node:path";
 import { listOperations, type OpenApiDocument } from "../../codegen/lib/spec.js";
 import { connect } from "../../src/client/index.js";
 import { detectServer, fetchServerSpec } from "../../src/client/detect.js";
+import { resolveOpencodeBinary } from "../../src/client/spawn.js";
 import { connectV2 } from "../../src/client/v2/index.js";
-import { FIXTURE_DIR, fixturePath, v2FixtureDir, type Fixture } from "./fixture.js";
+import { FIXTURE_VERSION, fixtureDirFor, fixturePath, v2FixtureDir, type Fixture } from "./fixture.js";
 import { startOpencode, type TestOpencode } from "./opencode.js";
 import { startOpencode2 } from "./opencode2.js";
 import { routeMatcher } from "./operation-match.js";
@@ -100,19 +102,25 @@ async function main(): Promise<void> {
   const wanted = args;
   const unknown = wanted.filter((name) => !scenarios.some((s) => s.name === name));
   if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${scenarios.map((s) => s.name).join(", ")}`);
-  await mkdir(FIXTURE_DIR, { recursive: true });
+  console.log(`recording with ${resolveOpencodeBinary()}`);
+  const dirs = new Set<string>();
   for (const scenario of scenarios.filter((s) => wanted.length === 0 || wanted.includes(s.name))) {
     const started = Date.now();
     const fixture = await record(scenario);
     const json = `${JSON.stringify(fixture, null, 2)}\n`;
-    await writeFile(fixturePath(scenario.name), json);
+    const dir = fixtureDirFor(fixture.opencodeVersion);
+    dirs.add(dir);
+    await mkdir(dir, { recursive: true });
+    await writeFile(fixturePath(scenario.name, dir), json);
     const events = fixture.interactions.reduce((n, i) => n + (i.events?.length ?? 0), 0);
     console.log(
       `${scenario.name.padEnd(14)} ${String(fixture.interactions.length).padStart(2)} interactions, ${String(events).padStart(3)} events, ` +
         `${(json.length / 1024).toFixed(1).padStart(6)} kB, ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );
   }
-  console.log(`fixtures written to ${FIXTURE_DIR}`);
+  console.log(`fixtures written to ${[...dirs].join(", ")}`);
+  const other = [...dirs].filter((d) => d !== fixtureDirFor(FIXTURE_VERSION));
+  if (other.length) console.log(`(the replay tests read ${FIXTURE_VERSION}'s fixtures; the others are for comparison)`);
 }
 
 main().catch((error: unknown) => {

@@ -1,22 +1,34 @@
-// oc_api_ops: the catalogue of opencode's HTTP operations (generated/operations.ts). Search it, or
-// read one operation's full input before calling it with oc_api. The lookups oc_api shares (an id
-// or "METHOD /path" to an operation, close matches for a wrong name, a compact rendering of a JSON
-// Schema) live here too, so both tools name and describe operations the same way.
+// oc_api_ops: the catalogue of opencode's HTTP operations: the connected server's own when its spec
+// differs from the pin, else the pinned table (api-catalog.ts). Search it, or read one operation's
+// full input before calling it with oc_api. The lookups oc_api shares (an id or "METHOD /path" to an
+// operation, close matches for a wrong name, a compact rendering of a JSON Schema) live here too, so
+// both tools name and describe operations the same way. Every text input is bounded first: a long
+// one would otherwise keep the event loop busy for seconds.
 import { z } from "zod";
 import { clamped } from "../common.js";
-import { operations, type JsonSchema, type OperationSpec } from "../../../generated/operations.js";
+import type { JsonSchema } from "../../../generated/operations.js";
 import { quoted, UsageError } from "../../core/errors.js";
+import { unsupported } from "../../core/feature-guard.js";
 import { defineTool } from "../tool.js";
+import { catalogFor, PINNED_CATALOG, type ApiCatalog, type ApiHead, type ApiOperation } from "./api-catalog.js";
 
-const ALL: readonly OperationSpec[] = Object.values(operations);
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 export type Access = "read" | "write";
-export const accessOf = (op: OperationSpec): Access => (op.readOnly ? "read" : "write");
-export const methodOf = (op: OperationSpec): string => op.method.toUpperCase();
+export const accessOf = (op: Pick<ApiHead, "readOnly">): Access => (op.readOnly ? "read" : "write");
+export const methodOf = (op: Pick<ApiHead, "method">): string => op.method.toUpperCase();
+
+/** Longest `search` looked at, and longest operation reference (`id` or `METHOD /path`). */
+export const MAX_SEARCH = 200;
+export const MAX_REF = 300;
+
+/** A clear error for a text argument that is too long, quoting only its start. */
+export function tooLong(field: string, value: string, max: number, hint: string): UsageError {
+  return new UsageError(`\`${field}\` is ${value.length} characters; at most ${max} are accepted. ${hint} It began: ${JSON.stringify(value.slice(0, 80))}${value.length > 80 ? "…" : ""}`);
+}
 
 /** The operation's summary on one line of at most 100 characters. */
-export function oneLine(op: OperationSpec): string {
+export function oneLine(op: Pick<ApiHead, "summary" | "description">): string {
   const text = (op.summary || op.description.split(/(?<=\.)\s/)[0] || "").replace(/\s+/g, " ").trim();
   return text.length > 100 ? `${text.slice(0, 99)}…` : text;
 }
@@ -25,7 +37,7 @@ export function oneLine(op: OperationSpec): string {
 // Finding operations
 
 export interface ResolvedOperation {
-  op: OperationSpec;
+  op: ApiHead;
   /** Path parameters read from a concrete path (`/session/ses_1` → `{sessionID: "ses_1"}`). */
   params: Record<string, string>;
   /** Query parameters written after `?` in the path. */
@@ -33,29 +45,31 @@ export interface ResolvedOperation {
 }
 
 /** An id (`session.get`), or `METHOD /path` where the path is a template or a concrete URL path. */
-export function resolveOperation(ref: string): ResolvedOperation | undefined {
+export function resolveOperation(ref: string, catalog: ApiCatalog = PINNED_CATALOG): ResolvedOperation | undefined {
+  if (ref.length > MAX_REF) throw tooLong("operation", ref, MAX_REF, 'Give an id (e.g. "session.list") or "METHOD /path".');
   const text = ref.trim();
-  const byId = operations[text as OperationSpec["id"]] ?? ALL.find((op) => op.id.toLowerCase() === text.toLowerCase());
+  const byId = catalog.byId(text) ?? catalog.heads.find((op) => op.id.toLowerCase() === text.toLowerCase());
   if (byId) return { op: byId, params: {}, query: {} };
   const m = /^([A-Za-z]+)\s+(\S+)$/.exec(text);
-  if (m) return matchPath(m[1]!, m[2]!);
+  if (m) return matchPath(m[1]!, m[2]!, catalog);
   if (text.startsWith("/")) {
     // A bare path is fine when only one method serves it.
-    const hits = METHODS.map((method) => matchPath(method, text)).filter((r): r is ResolvedOperation => r !== undefined);
+    const hits = METHODS.map((method) => matchPath(method, text, catalog)).filter((r): r is ResolvedOperation => r !== undefined);
     return hits.length === 1 ? hits[0] : undefined;
   }
   return undefined;
 }
 
 /** Matches a path (template or concrete, optional `?query`) against the operations of one method. */
-export function matchPath(method: string, rawPath: string): ResolvedOperation | undefined {
+export function matchPath(method: string, rawPath: string, catalog: ApiCatalog = PINNED_CATALOG): ResolvedOperation | undefined {
+  if (rawPath.length > MAX_REF * 10) throw tooLong("path", rawPath, MAX_REF * 10, "Give the operation's path, e.g. /session/ses_1/message.");
   const want = method.toLowerCase();
   const [pathPart = "", queryPart] = rawPath.trim().split("?", 2);
   const normal = ("/" + pathPart.replace(/^\/+/, "")).replace(/(.)\/+$/, "$1");
   const segs = normal.split("/");
   let best: ResolvedOperation | undefined;
   let bestLiterals = -1;
-  for (const op of ALL) {
+  for (const op of catalog.heads) {
     if (op.method !== want) continue;
     const tpl = op.path.split("/");
     if (tpl.length !== segs.length) continue;
@@ -124,11 +138,11 @@ function near(a: string, b: string): boolean {
 }
 
 /** Up to `n` operations close to a wrong reference: shared words first, then a shared prefix. */
-export function suggestOperations(ref: string, n = 5): OperationSpec[] {
+export function suggestOperations(ref: string, n = 5, catalog: ApiCatalog = PINNED_CATALOG): ApiHead[] {
   const lower = ref.trim().toLowerCase();
   const refWords = new Set(words(ref));
   const refPath = /\/\S*/.exec(ref)?.[0]?.toLowerCase();
-  const scored = ALL.map((op) => {
+  const scored = catalog.heads.map((op) => {
     const opWords = new Set(words(`${op.id} ${op.path}`));
     let score = 0;
     for (const w of refWords) {
@@ -146,21 +160,30 @@ export function suggestOperations(ref: string, n = 5): OperationSpec[] {
     .map((s) => s.op);
 }
 
-/** The error for a reference that names no operation, with the closest ids. */
-export function unknownOperation(ref: string): UsageError {
-  const close = suggestOperations(ref);
+/**
+ * The error for a reference that names no operation of the catalog: a pinned operation the
+ * connected server lacks is explained (its version, the first tested release with it); anything
+ * else gets the closest ids.
+ */
+export function unknownOperation(ref: string, catalog: ApiCatalog = PINNED_CATALOG): Error {
+  if (catalog.spec) {
+    const pinned = resolveOperation(ref, PINNED_CATALOG)?.op;
+    const refusal = pinned && unsupported(catalog.spec, pinned);
+    if (refusal) return refusal;
+  }
+  const close = suggestOperations(ref, 5, catalog);
   const hint = close.length > 0 ? ` Closest: ${close.map((op) => `${op.id} (${methodOf(op)} ${op.path})`).join(", ")}.` : "";
   return new UsageError(`No opencode operation ${quoted(ref)}.${hint} Search with oc_api_ops {search: "<words>"}.`);
 }
 
-function searchOperations(query: string): OperationSpec[] {
+function searchOperations(query: string, catalog: ApiCatalog): ApiHead[] {
   const want = words(query);
-  const hits = ALL.filter((op) => {
+  const hits = catalog.heads.filter((op) => {
     const hay = [op.id, op.method, op.path, op.summary, ...op.tags].join(" ").toLowerCase();
     return want.every((w) => hay.includes(w));
   });
   // Words that name the id rank first (`session list` → session.list before v2.session.list).
-  const rank = (op: OperationSpec) => {
+  const rank = (op: ApiHead) => {
     const idWords = words(op.id);
     return want.reduce((sum, w) => sum + (idWords.includes(w) ? 3 : op.id.toLowerCase().includes(w) ? 2 : 0), 0) - idWords.length * 0.1;
   };
@@ -168,7 +191,7 @@ function searchOperations(query: string): OperationSpec[] {
 }
 
 /** `session`, `v2.session`, `experimental`: how the index groups ids. */
-function groupOf(op: OperationSpec): string {
+function groupOf(op: ApiHead): string {
   const parts = op.id.split(".");
   return parts[0] === "v2" && parts.length > 2 ? `v2.${parts[1]}` : parts[0]!;
 }
@@ -262,7 +285,7 @@ const Detail = z.object({
 });
 type DetailT = z.output<typeof Detail>;
 
-const rowOf = (op: OperationSpec): RowT => ({ id: op.id, method: methodOf(op), path: op.path, summary: oneLine(op), access: accessOf(op) });
+const rowOf = (op: ApiHead): RowT => ({ id: op.id, method: methodOf(op), path: op.path, summary: oneLine(op), access: accessOf(op) });
 
 function rowLines(rows: RowT[]): string[] {
   const idWidth = Math.max(0, ...rows.map((r) => r.id.length));
@@ -270,7 +293,7 @@ function rowLines(rows: RowT[]): string[] {
   return rows.map((r) => `${r.id.padEnd(idWidth)}  ${`${r.method} ${r.path}`.padEnd(reqWidth)}  ${r.summary} [${r.access}]`);
 }
 
-function detailOf(op: OperationSpec): DetailT {
+function detailOf(op: ApiOperation): DetailT {
   return {
     ...rowOf(op),
     summary: op.summary,
@@ -285,7 +308,7 @@ function detailOf(op: OperationSpec): DetailT {
   };
 }
 
-function detailText(op: OperationSpec): string {
+function detailText(op: ApiOperation): string {
   const lines = [`${op.id}  ${methodOf(op)} ${op.path}  [${accessOf(op)}]${op.streaming ? " [event stream: not callable with oc_api]" : ""}${op.websocket ? " [WebSocket: not callable with oc_api]" : ""}`, op.summary];
   if (op.description && op.description !== op.summary) lines.push(op.description);
   if (op.pathParams) lines.push(`params (path): ${shapeOf(op.pathParams)}`);
@@ -312,27 +335,31 @@ export const ocApiOps = defineTool({
   output: {
     operations: z.array(z.unknown()),
   },
-  async run(args) {
+  async run(args, ctx) {
+    if (args.search !== undefined && args.search.length > MAX_SEARCH) throw tooLong("search", args.search, MAX_SEARCH, 'Search with a few words, e.g. "session messages".');
+    const catalog = await catalogFor(ctx);
     if (args.operation !== undefined) {
-      const found = resolveOperation(args.operation);
-      if (!found) throw unknownOperation(args.operation);
-      return { text: detailText(found.op), data: { total: 1, operations: [rowOf(found.op)], operation: detailOf(found.op) } };
+      const found = resolveOperation(args.operation, catalog);
+      if (!found) throw unknownOperation(args.operation, catalog);
+      const op = catalog.full(found.op);
+      return { text: detailText(op), data: { total: 1, operations: [rowOf(op)], operation: detailOf(op) } };
     }
     const limit = args.limit ?? 25;
     const search = args.search?.trim();
-    const hits = search ? searchOperations(search) : [...ALL];
+    const hits = search ? searchOperations(search, catalog) : [...catalog.heads];
     const rows = hits.slice(0, limit).map(rowOf);
+    const source = catalog.source === "server" ? `the connected opencode ${catalog.version}'s own spec` : `opencode ${catalog.version}'s spec (pinned)`;
     const lines: string[] = [];
     if (search) {
-      lines.push(hits.length === 0 ? `No operation matches "${search}". Try fewer or other words, or call oc_api_ops with no arguments for the index.` : `${hits.length} operations match "${search}"${hits.length > limit ? ` (showing ${limit}; raise limit or add words)` : ""}:`);
+      lines.push(hits.length === 0 ? `No operation of ${source} matches "${search}". Try fewer or other words, or call oc_api_ops with no arguments for the index.` : `${hits.length} operations match "${search}"${hits.length > limit ? ` (showing ${limit}; raise limit or add words)` : ""}:`);
     } else {
       const groups = new Map<string, number>();
-      for (const op of ALL) groups.set(groupOf(op), (groups.get(groupOf(op)) ?? 0) + 1);
-      lines.push(`${ALL.length} operations in ${groups.size} groups: ${[...groups].map(([g, n]) => `${g} (${n})`).join(", ")}.`);
+      for (const op of catalog.heads) groups.set(groupOf(op), (groups.get(groupOf(op)) ?? 0) + 1);
+      lines.push(`${catalog.heads.length} operations of ${source} in ${groups.size} groups: ${[...groups].map(([g, n]) => `${g} (${n})`).join(", ")}.`);
       lines.push(`First ${rows.length}; search by words (e.g. search: "session messages") to find the rest:`);
     }
     lines.push(...rowLines(rows));
     if (rows.length > 0) lines.push('Full input of one: oc_api_ops {operation: "<id>"}; call it with oc_api.');
-    return { text: lines.join("\n"), data: { total: hits.length, operations: rows } };
+    return { text: lines.join("\n"), data: { total: hits.length, operations: rows, source: catalog.source, version: catalog.version } };
   },
 });

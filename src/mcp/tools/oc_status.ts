@@ -1,22 +1,47 @@
 import { z } from "zod";
+import { compatibility, rangeVerdict, supportedRange } from "../../core/compatibility.js";
 import { serverStatus } from "../../core/discovery.js";
+import { featureDetection } from "../../core/feature-guard.js";
+import { changedOperations } from "../../core/spec-changes.js";
+import { serverSpec } from "../../core/server-spec.js";
 import { directoryField } from "../common.js";
 import { defineTool } from "../tool.js";
 
 export const ocStatus = defineTool({
   name: "oc_status",
   title: "Server status",
-  description: "The opencode server in use (URL, version, health, default model, how it was found). Call first when connecting fails.",
+  description: "The opencode server in use (URL, version, health, default model, how it was found, tested range, spec vs the pin). Call first when connecting fails.",
   toolset: "discover",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  input: { directory: directoryField },
+  input: { directory: directoryField, spec_ops: z.boolean().optional().describe("List differing op ids") },
   output: {
     version: z.string(),
     healthy: z.boolean(),
   },
   async run(args, ctx) {
-    const s = await serverStatus(await ctx.conductor(), { directory: args.directory });
+    const conductor = await ctx.conductor();
+    const s = await serverStatus(conductor, { directory: args.directory });
     const connection = ctx.connection?.();
+    const spec = await serverSpec(conductor.client, featureDetection(conductor.client) ?? { stateDir: ctx.config.stateDir }).catch(() => undefined);
+    const changed = spec ? await changedOperations(spec) : [];
+    const range = supportedRange();
+    const compat = {
+      supported_range: range ? `${range.oldest} … ${range.newest}` : null,
+      verdict: rangeVerdict(s.version),
+      ...(spec
+        ? {
+            spec: {
+              pinned: compatibility.pinned,
+              same_as_pinned: spec.pinned,
+              operations: spec.operations.size,
+              missing: spec.missing.length,
+              extra: spec.extra.length,
+              changed: changed.length,
+              ...(args.spec_ops ? { missing_ids: spec.missing, extra_ids: spec.extra, changed_ids: changed } : {}),
+            },
+          }
+        : {}),
+    };
     const data = {
       url: s.url,
       version: s.version,
@@ -25,10 +50,17 @@ export const ocStatus = defineTool({
       counts: s.counts,
       read_only: ctx.config.readOnly,
       toolsets: ctx.config.toolsets,
+      compatibility: compat,
       ...(connection ? { connection: { mode: connection.mode, steps: connection.steps } } : {}),
     };
     const c = s.counts;
-    const text = `opencode ${s.version} at ${s.url}: ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}${connection ? `\nConnection (${connection.mode}): ${connection.steps.map((x) => `${x.step}: ${x.result}`).join("; ")}` : ""}`;
+    const specLine = !spec
+      ? "Its spec (GET /doc) could not be read."
+      : spec.pinned
+        ? `Its spec is the pinned one (${compatibility.pinned}).`
+        : `Its spec vs the pinned ${compatibility.pinned}: ${spec.operations.size} operations, ${spec.missing.length} missing, ${spec.extra.length} extra, ${changed.length} changed${args.spec_ops ? "" : " (spec_ops: true lists them)"}; oc_api and oc_api_ops use the server's own.`;
+    const lists = args.spec_ops && spec ? `\nMissing: ${spec.missing.join(", ") || "none"}\nExtra: ${spec.extra.join(", ") || "none"}\nChanged: ${changed.join(", ") || "none"}` : "";
+    const text = `opencode ${s.version} at ${s.url}: ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}\nCompatibility: ${compat.verdict}; supported range ${compat.supported_range ?? "unknown"} (docs/compatibility.md). ${specLine}${lists}${connection ? `\nConnection (${connection.mode}): ${connection.steps.map((x) => `${x.step}: ${x.result}`).join("; ")}` : ""}`;
     return { text, data };
   },
 });

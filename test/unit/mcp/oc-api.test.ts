@@ -1,16 +1,10 @@
 // oc_api_ops and oc_api through a real MCP client (in memory), against a fake fetch: lookups,
 // validation before sending, path matching, coercion, refusals and truncation.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
 import { loadConfig, type Config } from "../../../src/config.js";
 import { Conductor } from "../../../src/core/conductor.js";
-import { registerTool, type ToolDef } from "../../../src/mcp/tool.js";
-import { ocApi } from "../../../src/mcp/tools/oc_api.js";
-import { ocApiOps } from "../../../src/mcp/tools/oc_api_ops.js";
+import { apiTools, type ApiTools } from "../../support/api-tools.js";
 
 interface Seen {
   method: string;
@@ -22,7 +16,7 @@ type Reply = (req: Seen) => unknown;
 
 const json = (data: unknown, status = 200) => new Response(JSON.stringify(data), { status, headers: { "content-type": "application/json" } });
 
-let clients: Client[] = [];
+let clients: ApiTools["client"][] = [];
 afterEach(async () => {
   await Promise.all(clients.map((c) => c.close()));
   clients = [];
@@ -40,17 +34,8 @@ async function setup(reply: Reply = () => ({}), env: Record<string, string> = {}
   };
   const config: Config = loadConfig(env);
   const conductor = new Conductor({ client: connect({ url: "http://127.0.0.1:1", fetch }) });
-  const server = new McpServer({ name: "test", version: "0" });
-  for (const tool of [ocApiOps, ocApi] as unknown as ToolDef[]) registerTool(server, tool, { config, conductor: async () => conductor, secrets: () => [] });
-  const client = new Client({ name: "test", version: "0" });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([server.connect(a), client.connect(b)]);
+  const { client, call } = await apiTools(conductor, config);
   clients.push(client);
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-    const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
-    return { result, text, data: result.structuredContent as Record<string, any> | undefined };
-  };
   return { call, seen };
 }
 

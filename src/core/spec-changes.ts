@@ -1,0 +1,48 @@
+// Which operations the connected server and the pin both have but with a different request or
+// response: each server row (codegen's operationRow, schemas bundled) against the pinned row.
+// Bundling every operation of a ~480 KB spec takes a while, so it yields to the event loop between
+// operations, and runs once per spec (the matrix's recorded answer is used when it has one).
+import { isDeepStrictEqual } from "node:util";
+import { operationRow } from "../../codegen/lib/operation-row.js";
+import { operations, type OperationSpec } from "../../generated/operations.js";
+import { compatibility } from "./compatibility.js";
+import type { ServerSpec } from "./server-spec.js";
+
+const compared = (row: Pick<OperationSpec, "method" | "path" | "pathParams" | "query" | "body" | "bodyRequired" | "responses">) => ({
+  method: row.method,
+  path: row.path,
+  pathParams: row.pathParams,
+  query: row.query,
+  body: row.body,
+  bodyRequired: row.bodyRequired,
+  responses: row.responses.map((r) => [r.status, r.contentType, r.schema]),
+});
+
+const bySha = new Map<string, Promise<string[]>>();
+
+export function changedOperations(spec: ServerSpec): Promise<string[]> {
+  if (spec.pinned) return Promise.resolve([]);
+  const recorded = compatibility.versions[spec.version]?.spec;
+  if (recorded?.sha256 === spec.sha256) return Promise.resolve(recorded.changed);
+  let pending = bySha.get(spec.sha256);
+  if (!pending) bySha.set(spec.sha256, (pending = compute(spec)));
+  return pending;
+}
+
+async function compute(spec: ServerSpec): Promise<string[]> {
+  const changed: string[] = [];
+  for (const [id, op] of spec.operations) {
+    const pinned = operations[id as keyof typeof operations];
+    if (!pinned) continue;
+    await new Promise((resolve) => setImmediate(resolve));
+    let row: OperationSpec;
+    try {
+      row = operationRow(spec.doc, op) as OperationSpec;
+    } catch {
+      changed.push(id); // a schema the bundler cannot read is a difference too
+      continue;
+    }
+    if (!isDeepStrictEqual(compared(row), compared(pinned))) changed.push(id);
+  }
+  return changed;
+}

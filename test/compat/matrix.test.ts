@@ -1,0 +1,276 @@
+// The compatibility subset of the e2e suite, once per target (see targets.ts): the features people
+// use, through the MCP server where the feature is a tool, against a real opencode release with the
+// scripted model. Every outcome is checked against what opencode recorded (the session re-read).
+// `npm run test:compat` runs it per version and turns the results into docs/compatibility.md.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { fetchSpecFrom } from "../../codegen/lib/server-fetch.js";
+import { listOperations, type OpenApiDocument } from "../../codegen/lib/spec.js";
+import { connect, type OpencodeClient } from "../../src/client/index.js";
+import { compareVersions } from "../../src/core/compatibility.js";
+import { BEHAVIOUR_LIMITS } from "../../src/core/feature-guard.js";
+import { startMcpFor, type McpSession } from "../support/mcp-client.js";
+import type { TestOpencode } from "../support/opencode.js";
+import { httpError, text, times, toolCall } from "../support/scripted-model.js";
+import { selectedTargets } from "./targets.js";
+
+type Row = Record<string, unknown>;
+
+/** The text of the last assistant message opencode stored for a session. */
+async function storedAnswer(client: OpencodeClient, sessionId: string): Promise<string> {
+  const messages = await client.call("session.messages", { path: { sessionID: sessionId } });
+  const last = messages.filter((m) => m.info.role === "assistant").at(-1);
+  return (last?.parts ?? []).map((p) => (p.type === "text" ? p.text : "")).join("");
+}
+
+for (const target of selectedTargets()) {
+  describe(`opencode ${target.name}`, () => {
+    let server: TestOpencode;
+    let mcp: McpSession;
+    let client: OpencodeClient;
+    let version: string;
+    let operationIds: Set<string>;
+    /** Rows where the conductor refused as it should (the release lacks the feature), for the report. */
+    const notes: Record<string, string> = {};
+
+    /**
+     * The start of the conductor's answer where this release lacks `operationId` (its own spec) or
+     * the matrix found it broken there (BEHAVIOUR_LIMITS); undefined where it must work.
+     */
+    function expectedRefusal(operationId: string): string | undefined {
+      if (!operationIds.has(operationId)) return `opencode ${version} has no operation ${operationId}`;
+      const limit = BEHAVIOUR_LIMITS.find((l) => l.operationId === operationId && compareVersions(version, l.since) < 0);
+      return limit ? `does not work on opencode ${version}` : undefined;
+    }
+
+    /** Asserts the clear refusal and records it; true when the row ends there. */
+    function refused(row: string, operationId: string, answer: { isError: boolean; text: string }): boolean {
+      const refusal = expectedRefusal(operationId);
+      if (!refusal) return false;
+      expect(answer.isError, answer.text).toBe(true);
+      expect(answer.text).toContain(refusal);
+      notes[row] = `refused: ${operationId} ${operationIds.has(operationId) ? "misbehaves" : "is missing"} on this release`;
+      return true;
+    }
+
+    beforeAll(async () => {
+      server = await target.start({ permission: { bash: "ask" }, gitInit: true });
+      client = connect({ url: server.url, password: server.password, directory: server.directory });
+      const fetched = await fetchSpecFrom(server);
+      version = fetched.version;
+      operationIds = new Set(listOperations(JSON.parse(fetched.doc.toString("utf8")) as OpenApiDocument).map((op) => op.id));
+      const out = process.env.OCC_COMPAT_OUT;
+      if (out) {
+        // The runner diffs this spec against the pinned one.
+        mkdirSync(out, { recursive: true });
+        writeFileSync(join(out, `${target.name}.openapi.json`), fetched.doc);
+        writeFileSync(join(out, `${target.name}.version`), fetched.version);
+      }
+      mcp = await startMcpFor(server, {
+        OPENCODE_CONDUCTOR_APPROVALS: "return",
+        OPENCODE_CONDUCTOR_AUDIT: "off",
+        OPENCODE_CONDUCTOR_RETRY_TIMEOUT_S: "1",
+        OPENCODE_CONDUCTOR_STATE_DIR: join(server.root, "state"),
+      });
+    });
+    afterAll(async () => {
+      await mcp?.close();
+      await server?.stop();
+      const out = process.env.OCC_COMPAT_OUT;
+      if (out) writeFileSync(join(out, `${target.name}.notes.json`), JSON.stringify(notes));
+    });
+    // A failed row must not leave answers queued for the next one.
+    afterEach(() => {
+      server?.model.clear();
+      server?.model.for("scripted").clear();
+      server?.model.for("backup").clear();
+    });
+
+    it("connect", async () => {
+      const r = await mcp.call("oc_status");
+      expect(r.isError, r.text).toBe(false);
+      expect(r.data.healthy).toBe(true);
+      if (target.expectVersion) expect(r.data.version).toBe(target.expectVersion);
+      expect(r.data.version).toBe(version);
+      // oc_status reports the server's own spec against the pin.
+      expect(r.data.compatibility).toMatchObject({ spec: { operations: operationIds.size } });
+    });
+
+    it("delegate: text", async () => {
+      server.model.queue(text(`Hello from opencode ${target.name}.`));
+      const r = await mcp.call("oc_delegate", { task: "Say hello" });
+      expect(r.data.status, r.text).toBe("done");
+      expect(r.data.answer).toBe(`Hello from opencode ${target.name}.`);
+      expect(await storedAnswer(client, r.data.session_id as string)).toBe(r.data.answer);
+    });
+
+    it("delegate: write a file", async () => {
+      const file = join(server.directory, "written.txt");
+      server.model.queue(toolCall("write", { filePath: file, content: "written\n" }), text("Wrote it."));
+      const r = await mcp.call("oc_delegate", { task: "Write written.txt", permissions: "auto" });
+      expect(r.data.status, r.text).toBe("done");
+      expect(readFileSync(file, "utf8")).toBe("written\n");
+      expect((r.data.files as Row[]).some((f) => file.endsWith(String(f.path)))).toBe(true);
+      expect(await storedAnswer(client, r.data.session_id as string)).toBe("Wrote it.");
+    });
+
+    it("delegate: bash", async () => {
+      const marker = join(server.directory, "bash-ran.txt");
+      server.model.queue(toolCall("bash", { command: `echo ran > ${marker}`, description: "write marker" }), text("Ran it."));
+      const r = await mcp.call("oc_delegate", { task: "Run the command", permissions: "auto" });
+      expect(r.data.status, r.text).toBe("done");
+      expect(readFileSync(marker, "utf8").trim()).toBe("ran");
+      expect((r.data.tools as Row[]).find((t) => t.tool === "bash")?.status).toBe("completed");
+    });
+
+    it("parallel", async () => {
+      server.model.queue(times(2, text("parallel answer")));
+      const r = await mcp.call("oc_delegate_parallel", { tasks: [{ task: "First" }, { task: "Second" }] });
+      expect(r.isError, r.text).toBe(false);
+      const results = r.data.results as Row[];
+      expect(results.map((x) => x.status), r.text).toEqual(["done", "done"]);
+      const ids = results.map((x) => x.session_id as string);
+      expect(new Set(ids).size).toBe(2);
+      for (const id of ids) expect(await storedAnswer(client, id)).toBe("parallel answer");
+    });
+
+    it("background + wait", async () => {
+      server.model.queue(text("Finished in the background.", { delayMs: 1_000 }));
+      const started = await mcp.call("oc_delegate", { task: "Background task", wait: false });
+      expect(started.data.status, started.text).toBe("running");
+      const done = await mcp.call("oc_wait", { session_id: started.data.session_id });
+      expect(done.data.status, done.text).toBe("done");
+      expect(done.data.answer).toBe("Finished in the background.");
+      expect(await storedAnswer(client, started.data.session_id as string)).toBe("Finished in the background.");
+    });
+
+    it("permission: blocked + answer", async () => {
+      const marker = join(server.directory, "approved.txt");
+      server.model.queue(toolCall("bash", { command: `echo approved > ${marker}`, description: "write marker" }), text("Approved and done."));
+      const blocked = await mcp.call("oc_delegate", { task: "Run the command", permissions: "agent" });
+      expect(blocked.data.status, blocked.text).toBe("blocked");
+      const pending = blocked.data.pending as Row[];
+      expect(pending[0]?.kind).toBe("permission");
+      expect(existsSync(marker)).toBe(false);
+      const answered = await mcp.call("oc_answer", { request_id: pending[0]!.id, decision: "once" });
+      expect(answered.isError, answered.text).toBe(false);
+      const done = await mcp.call("oc_wait", { session_id: blocked.data.session_id });
+      expect(done.data.status, done.text).toBe("done");
+      expect(readFileSync(marker, "utf8").trim()).toBe("approved");
+    });
+
+    it("question", async () => {
+      const questions = [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }];
+      server.model.queue(toolCall("question", { questions }), text("Blue it is."));
+      const blocked = await mcp.call("oc_delegate", { task: "Pick a color" });
+      expect(blocked.data.status, blocked.text).toBe("blocked");
+      const pending = blocked.data.pending as Row[];
+      expect(pending[0]?.kind).toBe("question");
+      const answered = await mcp.call("oc_answer", { request_id: pending[0]!.id, answers: [["Blue"]] });
+      expect(answered.isError, answered.text).toBe(false);
+      const done = await mcp.call("oc_wait", { session_id: blocked.data.session_id });
+      expect(done.data.status, done.text).toBe("done");
+      expect(done.data.tools).toEqual([expect.objectContaining({ tool: "question", status: "completed" })]);
+      expect(await storedAnswer(client, blocked.data.session_id as string)).toBe("Blue it is.");
+    });
+
+    it("fallback on 429", async () => {
+      server.model.for("scripted").queue(times(6, httpError(429, { retryAfterMs: 300 })));
+      server.model.for("backup").queue(text("The backup answered."));
+      const r = await mcp.call("oc_delegate", { task: "Rate limited", model: "fake/scripted", fallback_models: ["fake/backup"] });
+      expect(r.data.status, r.text).toBe("done");
+      expect(r.data.answer).toBe("The backup answered.");
+      expect(r.data.fallbacks).toEqual([expect.objectContaining({ from: "fake/scripted", to: "fake/backup" })]);
+      expect(await storedAnswer(client, r.data.session_id as string)).toBe("The backup answered.");
+    });
+
+    it("interrupt", async () => {
+      server.model.queue(text("too late", { delayMs: 20_000 }));
+      const seen = server.model.requests.filter((q) => q.kind === "chat").length;
+      const started = await mcp.call("oc_delegate", { task: "A slow task", wait: false });
+      const sessionId = started.data.session_id as string;
+      // By count, not by session: releases before 1.14 do not send the x-session-id header.
+      await server.model.waitForRequests(seen + 1, { kind: "chat" });
+      const stopped = await mcp.call("oc_interrupt", { session_id: sessionId });
+      expect(stopped.isError, stopped.text).toBe(false);
+      expect(stopped.data.status, stopped.text).toBe("interrupted");
+      const state = await mcp.call("oc_result", { session_id: sessionId });
+      expect(state.data.state, state.text).toBe("idle");
+      expect(await storedAnswer(client, sessionId)).not.toBe("too late");
+    });
+
+    // One turn that wrote a file, shared by the diff, fork and revert rows.
+    let edited: Promise<{ sessionId: string; file: string; userMessageId: string }> | undefined;
+    const editedSession = () =>
+      (edited ??= (async () => {
+        const file = join(server.directory, "diffed.txt");
+        server.model.queue(toolCall("write", { filePath: file, content: "one line\n" }), text("Added diffed.txt."));
+        const r = await mcp.call("oc_delegate", { task: "Add diffed.txt", permissions: "auto" });
+        expect(r.data.status, r.text).toBe("done");
+        const sessionId = r.data.session_id as string;
+        const user = (await client.call("session.messages", { path: { sessionID: sessionId } })).find((m) => m.info.role === "user")!;
+        return { sessionId, file, userMessageId: user.info.id };
+      })());
+
+    it("session: diff", async () => {
+      const { sessionId } = await editedSession();
+      const diff = await mcp.call("oc_session", { session_id: sessionId, action: "diff" });
+      if (refused("session: diff", "session.diff", diff)) return;
+      expect(diff.isError, diff.text).toBe(false);
+      expect(((diff.data.result as Row).files as Row[]).map((f) => f.file)).toEqual(["diffed.txt"]);
+    });
+
+    it("session: fork", async () => {
+      const { sessionId } = await editedSession();
+      const fork = await mcp.call("oc_session", { session_id: sessionId, action: "fork" });
+      expect(fork.isError, fork.text).toBe(false);
+      const forkId = (fork.data.result as Row).id as string;
+      expect(forkId).not.toBe(sessionId);
+      expect((await client.call("session.get", { path: { sessionID: forkId } })).id).toBe(forkId);
+      expect(await storedAnswer(client, forkId)).toBe("Added diffed.txt.");
+    });
+
+    it("session: revert", async () => {
+      const { sessionId, file, userMessageId } = await editedSession();
+      const reverted = await mcp.call("oc_session", { session_id: sessionId, action: "revert", message_id: userMessageId });
+      if (refused("session: revert", "session.revert", reverted)) return expect(existsSync(file)).toBe(true);
+      expect(reverted.isError, reverted.text).toBe(false);
+      expect(existsSync(file)).toBe(false);
+      expect((await client.call("session.get", { path: { sessionID: sessionId } })).revert?.messageID).toBe(userMessageId);
+    });
+
+    it("models and catalog", async () => {
+      const models = await mcp.call("oc_models");
+      expect(models.isError, models.text).toBe(false);
+      expect((models.data.models as Row[]).map((m) => m.id)).toEqual(expect.arrayContaining(["fake/scripted", "fake/backup"]));
+      for (const kind of ["agents", "commands", "skills", "config"]) {
+        const r = await mcp.call("oc_catalog", { kind });
+        expect(r.isError, `${kind}: ${r.text}`).toBe(false);
+      }
+    });
+
+    it("oc_api: v1 operations", async () => {
+      const list = await mcp.call("oc_api", { operation: "session.list" });
+      expect(list.isError, list.text).toBe(false);
+      const sessions = list.data.result as Row[];
+      expect(sessions.length).toBeGreaterThan(0);
+      const one = await mcp.call("oc_api", { method: "GET", path: `/session/${String(sessions[0]!.id)}` });
+      expect(one.isError, one.text).toBe(false);
+      expect((one.data.result as Row).id).toBe(sessions[0]!.id);
+    });
+
+    it("oc_api: v2 operations", async () => {
+      const list = await mcp.call("oc_api", { operation: "v2.session.list" });
+      if (refused("oc_api: v2 operations", "v2.session.list", list)) return;
+      expect(list.isError, list.text).toBe(false);
+      const page = list.data.result as { items?: Row[]; data?: Row[] } | Row[];
+      const rows = Array.isArray(page) ? page : (page.items ?? page.data ?? []);
+      expect(rows.length).toBeGreaterThan(0);
+      const one = await mcp.call("oc_api", { operation: "v2.session.get", params: { sessionID: rows[0]!.id } });
+      if (refused("oc_api: v2 operations", "v2.session.get", one)) return;
+      expect(one.isError, one.text).toBe(false);
+      expect(JSON.stringify(one.data.result)).toContain(String(rows[0]!.id));
+    });
+  });
+}

@@ -1,0 +1,46 @@
+// What the compatibility matrix runs against. Each entry names its own starter, so a server that is
+// not an `opencode-linux-x64` release (the 2.x engine, a local build) is one more entry here.
+import { resolveOpencodeBinary } from "../../src/client/spawn.js";
+import { specInfo } from "../../generated/operations.js";
+import { opencodeRelease } from "../support/opencode-release.js";
+import { startOpencode, type StartOpencodeOptions, type TestOpencode } from "../support/opencode.js";
+
+export interface CompatTarget {
+  /** Column name in docs/compatibility.md; for a release, its version. */
+  name: string;
+  /** The version `/global/health` must report, when known in advance. */
+  expectVersion?: string;
+  /** A hermetic server with the harness's options (scripted model, temp HOME, free port). */
+  start(options: StartOpencodeOptions): Promise<TestOpencode>;
+}
+
+/** The pin: the `opencode-ai` devDependency the SDK is generated from. */
+export const PINNED = specInfo.opencodeVersion;
+
+/** The full matrix (`npm run test:compat` with no arguments). */
+export const MATRIX = ["1.1.65", "1.3.2", "1.14.48", "1.15.13", "1.17.19", "1.18.3", "1.18.20", PINNED, "1.18.34"];
+
+/** What CI runs (the `compat` vitest project without OCC_COMPAT_VERSIONS): oldest supported and newest 1.x. */
+export const CI_DEFAULT = ["1.14.48", "1.18.34"];
+
+/** An `opencode-linux-x64` release from the registry; the pin uses the installed `opencode-ai`. */
+export function release(version: string): CompatTarget {
+  return {
+    name: version,
+    expectVersion: version,
+    start: async (options) => startOpencode({ ...options, binary: version === PINNED ? resolveOpencodeBinary() : await opencodeRelease(version) }),
+  };
+}
+
+/** Targets that are not plain releases, by name (e.g. a 2.x server). */
+const NAMED: Record<string, CompatTarget> = {};
+
+export function targetFor(name: string): CompatTarget {
+  return NAMED[name] ?? release(name);
+}
+
+/** OCC_COMPAT_VERSIONS (comma list, or `all`), else the CI default. */
+export function selectedTargets(env: string | undefined = process.env.OCC_COMPAT_VERSIONS): CompatTarget[] {
+  const names = !env ? CI_DEFAULT : env.trim() === "all" ? MATRIX : env.split(",").map((v) => v.trim()).filter(Boolean);
+  return names.map(targetFor);
+}
