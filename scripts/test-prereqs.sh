@@ -3,6 +3,12 @@
 # refuses to run without them). Installs what is missing with apt-get when we are root on a Debian
 # or Ubuntu machine; otherwise prints the exact command and carries on: the sandbox test then
 # reports in the summary that it could not run (CI sets OCC_REQUIRE_SANDBOX=1 and it fails instead).
+# The e2e suites drive the built MCP server (dist/cli.js): build it once if it is not there.
+if [ ! -f dist/cli.js ]; then
+  echo "test prerequisites: building dist/ (npm run build)" >&2
+  npm run build --silent >/dev/null || exit 1
+fi
+
 missing=""
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v socat >/dev/null 2>&1 || missing="$missing socat"
