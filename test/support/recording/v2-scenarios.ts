@@ -27,6 +27,24 @@ async function plainTurn(client: OpencodeV2Client, log: EventLog, sessionID: str
   await messages(client, sessionID);
 }
 
+/** A shell call that asks for permission (`shell: ask`), answered with `reply`. */
+function permissionScenario(name: V2ScenarioName, reply: "once" | "reject", command: string, outcome: V2Scenario["outcome"]): V2Scenario {
+  return {
+    name,
+    server: { permission: { shell: "ask" } },
+    outcome,
+    async run(client, server, log, id) {
+      server.model.forSession(id).queue(toolCall("shell", { command }), text("done"));
+      await prompt(client, id, "run it");
+      const asked = await log.waitFor((e) => e.type === "permission.asked" && e.data.sessionID === id);
+      await client.request("permission.list", { path: { sessionID: id } });
+      await client.request("permission.reply", { path: { sessionID: id, requestID: asked.data.id as string }, body: { reply } });
+      await log.waitFor(isOutcome(id));
+      await messages(client, id);
+    },
+  };
+}
+
 export const v2Scenarios: V2Scenario[] = [
   {
     name: "text-turn",
@@ -65,20 +83,7 @@ export const v2Scenarios: V2Scenario[] = [
       await messages(client, id);
     },
   },
-  {
-    name: "permission",
-    server: { permission: { shell: "ask" } },
-    outcome: "session.execution.succeeded",
-    async run(client, server, log, id) {
-      server.model.forSession(id).queue(toolCall("shell", { command: "echo x > approved.txt" }), text("done"));
-      await prompt(client, id, "run it");
-      const asked = await log.waitFor((e) => e.type === "permission.asked" && e.data.sessionID === id);
-      await client.request("permission.list", { path: { sessionID: id } });
-      await client.request("permission.reply", { path: { sessionID: id, requestID: asked.data.id as string }, body: { reply: "once" } });
-      await log.waitFor(isOutcome(id));
-      await messages(client, id);
-    },
-  },
+  permissionScenario("permission", "once", "echo x > approved.txt", "session.execution.succeeded"),
   {
     name: "question",
     outcome: "session.execution.succeeded",
@@ -94,19 +99,7 @@ export const v2Scenarios: V2Scenario[] = [
       await messages(client, id);
     },
   },
-  {
-    name: "permission-rejected",
-    server: { permission: { shell: "ask" } },
-    outcome: "session.execution.interrupted",
-    async run(client, server, log, id) {
-      server.model.forSession(id).queue(toolCall("shell", { command: "echo no > rejected.txt" }), text("could not"));
-      await prompt(client, id, "run it");
-      const asked = await log.waitFor((e) => e.type === "permission.asked" && e.data.sessionID === id);
-      await client.request("permission.reply", { path: { sessionID: id, requestID: asked.data.id as string }, body: { reply: "reject" } });
-      await log.waitFor(isOutcome(id));
-      await messages(client, id);
-    },
-  },
+  permissionScenario("permission-rejected", "reject", "echo no > rejected.txt", "session.execution.interrupted"),
   {
     // A second prompt steered into the running execution: one execution, one outcome for both prompts.
     name: "steer",
