@@ -1,8 +1,8 @@
 // The turn machine on a live opencode 2.x server: the v2 adapter's event stream goes through the
 // v2 translation (src/core/turns/v2-events.ts) into TurnMachines, and each verdict must equal what
 // the server recorded: a fresh machine resynced from a re-read of the session's messages and its
-// activity. A text turn, a failing model (400), an interrupted turn, and a prompt steered into a
-// running execution (one outcome, two prompts' turns).
+// activity. A text turn, a failing model (400), an interrupted turn, and a prompt steered or queued
+// into a running execution (one outcome, two prompts' turns).
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { V2Event } from "../../src/client/v2/events.js";
@@ -142,9 +142,11 @@ describe("the turn machine on the live 2.x stream", () => {
     expect(recorded).toEqual(withoutReason(turn.machine.verdict));
   });
 
-  it("a steered prompt: one execution answers both prompts, both turns end at its one outcome, as recorded", async () => {
-    const id = await v2.newSession("machine-steer");
-    v2.server.model.forSession(id).queue(toolCall("read", { path: join(v2.server.directory, "README.md") }, { delayMs: 0 }), text("answer one"));
+  // steer: the second prompt joins after the tool step; queue: after the first answer (the server
+  // lists it after that answer although its id is older).
+  it.each(["steer", "queue"] as const)("a %sd prompt: one execution answers both prompts, both turns end at its one outcome, as recorded", async (delivery) => {
+    const id = await v2.newSession(`machine-${delivery}`);
+    v2.server.model.forSession(id).queue(toolCall("read", { path: join(v2.server.directory, "README.md") }, { delayMs: 0 }), text("answer one"), text("answer two"));
     const w = await watch(id);
     const first = w.add(undefined);
     const from = v2.log.events.length;
@@ -153,8 +155,16 @@ describe("the turn machine on the live 2.x stream", () => {
     // The second turn starts after the newest message there is now.
     const after = (await v2.messages(id)).at(-1)!.id;
     const second = w.add(after);
-    await prompt(id, { text: "second", delivery: "steer" });
+    const secondId = (await prompt(id, { text: "second", delivery })).data.id;
     await w.settled();
+    if (delivery === "queue") {
+      // Listed after the first answer, yet its id (given at admission) is older: the machine must
+      // not take id order for the order of answers.
+      const messages = await v2.messages(id);
+      const answerOne = messages.find((m) => m.content?.some((c) => c.text === "answer one"))!;
+      expect(messages.findIndex((m) => m.id === secondId)).toBeGreaterThan(messages.indexOf(answerOne));
+      expect(secondId < answerOne.id).toBe(true);
+    }
 
     const executions = v2.log.of(id, from).filter((e) => e.type === "session.execution.started");
     expect(executions).toHaveLength(1);

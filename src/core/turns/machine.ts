@@ -1,7 +1,8 @@
 // The turn state machine: it ends a turn only on evidence of what opencode recorded. It is pure
 // (no I/O, no clock) and engine-neutral: an engine turns its server's events into TurnEvents
-// (v1-events.ts for opencode 1.x, v2-events.ts for 2.x) and, after a reconnect or when attaching to a running session,
-// hands it a snapshot read from the server. docs/architecture.md draws the states.
+// (v1-events.ts for opencode 1.x, v2-events.ts for 2.x) and, after a reconnect or when attaching
+// to a running session, hands it a snapshot read from the server. docs/architecture.md draws the
+// states.
 //
 //   waiting ──(our user message, or any evidence)──▶ running ──(idle + terminal reply)──▶ ended
 //      │                                                │ (idle, reply not terminal)
