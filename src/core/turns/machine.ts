@@ -1,7 +1,8 @@
 // The turn state machine: it ends a turn only on evidence of what opencode recorded. It is pure
 // (no I/O, no clock) and engine-neutral: an engine turns its server's events into TurnEvents
-// (v1-events.ts for opencode 1.x) and, after a reconnect or when attaching to a running session,
-// hands it a snapshot read from the server. docs/architecture.md draws the states.
+// (v1-events.ts for opencode 1.x, v2-events.ts for 2.x) and, after a reconnect or when attaching
+// to a running session, hands it a snapshot read from the server. docs/architecture.md draws the
+// states.
 //
 //   waiting ──(our user message, or any evidence)──▶ running ──(idle + terminal reply)──▶ ended
 //      │                                                │ (idle, reply not terminal)
@@ -31,6 +32,18 @@ export type TurnEvent =
 /** Where the machine is; `settling` and `waiting` tell the watcher which timer to arm. */
 export type TurnPhase = "waiting" | "running" | "settling" | "ended";
 
+export interface TurnMachineOptions {
+  /**
+   * The engine states every outcome and one run can answer several prompts (opencode 2.x: an
+   * execution ends with exactly one `session.execution.*`, and a prompt sent while it runs is
+   * steered or queued into it). Then the loop moving on to a later prompt is no end of ours (that
+   * prompt may have joined our run); the outcome event is, and it ends the turn of every prompt that
+   * joined before it. A snapshot read while the session is idle is read as one run: the replies to
+   * our prompt and to later ones, up to the first reply that did not ask for more (`tool-calls`).
+   */
+  statedOutcomes?: boolean;
+}
+
 export class TurnMachine {
   private readonly messages = new Map<string, RecordedMessage>();
   private activity: SessionActivity | undefined;
@@ -39,7 +52,10 @@ export class TurnMachine {
   private final: TurnVerdict | undefined;
 
   /** `after`: the newest message id before our prompt (undefined: the session had none). */
-  constructor(private readonly after: string | undefined) {}
+  constructor(
+    private readonly after: string | undefined,
+    private readonly options: TurnMachineOptions = {},
+  ) {}
 
   get verdict(): TurnVerdict | undefined {
     return this.final;
@@ -47,9 +63,10 @@ export class TurnMachine {
 
   get phase(): TurnPhase {
     if (this.final) return "ended";
-    const user = this.user();
+    const list = this.list();
+    const user = turnStart(list, this.after);
     if (!user) return "waiting";
-    const last = repliesTo(this.list(), user).at(-1);
+    const last = this.lastOf(list, user);
     if (!last) return "waiting";
     return this.activity === "idle" ? "settling" : "running";
   }
@@ -70,7 +87,9 @@ export class TurnMachine {
         this.sessionError ??= event.error; // opencode repeats it, the second time with a stack trace
         break;
       case "outcome":
-        this.stated = event;
+        // Only an outcome that comes once our user message is known is ours: one before it ends an
+        // earlier run (our prompt starts or joins the next one).
+        if (this.user()) this.stated = event;
         break;
       case "lost":
         return (this.final = { status: "lost", error: event.error });
@@ -106,21 +125,34 @@ export class TurnMachine {
   }
 
   private lastReply(): RecordedMessage | undefined {
-    const user = this.user();
-    return user ? repliesTo(this.list(), user).at(-1) : undefined;
+    const list = this.list();
+    const user = turnStart(list, this.after);
+    return user ? this.lastOf(list, user) : undefined;
+  }
+
+  /** The reply that tells how our turn went so far (see TurnMachineOptions for a stating engine). */
+  private lastOf(list: readonly RecordedMessage[], user: RecordedMessage): RecordedMessage | undefined {
+    if (!this.options.statedOutcomes) return repliesTo(list, user).at(-1);
+    let last: RecordedMessage | undefined;
+    for (const m of list) {
+      if (m.role !== "assistant" || m.parentId === undefined || m.parentId < user.id) continue;
+      last = m;
+      if (m.error || (m.finish !== undefined && m.finish !== "tool-calls")) break;
+    }
+    return last;
   }
 
   private decide(): TurnVerdict | undefined {
     const list = this.list();
     const user = turnStart(list, this.after);
-    const last = user ? repliesTo(list, user).at(-1) : undefined;
+    const last = user ? this.lastOf(list, user) : undefined;
     if (this.stated) {
       const error = this.stated.error ?? last?.error ?? this.sessionError;
       const status = this.stated.outcome === "succeeded" ? "done" : this.stated.outcome === "failed" ? "error" : "interrupted";
       return (this.final = { status, ...(error && status !== "done" ? { error } : {}) });
     }
     // The loop moved on to a later user message: our turn is over even though it never idled.
-    const movedOn = user !== undefined && list.some((m) => m.role === "assistant" && m.parentId !== undefined && m.parentId > user.id);
+    const movedOn = !this.options.statedOutcomes && user !== undefined && list.some((m) => m.role === "assistant" && m.parentId !== undefined && m.parentId > user.id);
     if (this.activity !== "idle" && !movedOn) return undefined;
     if (!last) {
       // Idle with no reply: an error that left no assistant message (an unknown model) ends it;

@@ -10,6 +10,8 @@ export interface RecordedError {
   message: string;
   /** The provider's HTTP status, for an APIError. */
   statusCode?: number;
+  /** Why the engine stopped the turn, when it says (opencode 2.x: `user`, `shutdown`, `superseded`). */
+  reason?: string;
 }
 
 export interface RecordedMessage {
@@ -79,9 +81,9 @@ export function isTerminal(message: RecordedMessage): boolean {
  * - else `done`.
  */
 export function outcomeOf(last: RecordedMessage, sessionError: RecordedError | undefined): TurnVerdict {
-  if (last.error) return last.error.name === ABORTED ? { status: "interrupted", error: last.error } : { status: "error", error: last.error };
+  if (last.error) return isAbort(last.error) ? { status: "interrupted", error: last.error } : { status: "error", error: last.error };
   if (last.finish === undefined || last.finish === "unknown") {
-    if (sessionError) return sessionError.name === ABORTED ? { status: "interrupted", error: sessionError } : { status: "error", error: sessionError };
+    if (sessionError) return isAbort(sessionError) ? { status: "interrupted", error: sessionError } : { status: "error", error: sessionError };
     return { status: "interrupted", error: { name: ABORTED, message: "The turn was stopped before the model finished a step." } };
   }
   if (last.finish === "tool-calls") {
@@ -92,3 +94,9 @@ export function outcomeOf(last: RecordedMessage, sessionError: RecordedError | u
 }
 
 export const ABORTED = "MessageAbortedError";
+/** opencode 2.x's error type for a step it stopped (an interrupt, a rejected permission). */
+export const ABORTED_V2 = "aborted";
+
+function isAbort(error: RecordedError): boolean {
+  return error.name === ABORTED || error.name === ABORTED_V2;
+}

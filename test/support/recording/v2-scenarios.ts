@@ -4,6 +4,7 @@
 import type { OpencodeV2Client } from "../../../src/client/v2/index.js";
 import type { V2ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
+import { join } from "node:path";
 import { hang, httpError, text, toolCall } from "../scripted-model.js";
 import { isOutcome, type EventLog } from "../v2-events.js";
 
@@ -15,7 +16,8 @@ export interface V2Scenario {
   run(client: OpencodeV2Client, server: TestOpencode, log: EventLog, sessionID: string): Promise<void>;
 }
 
-const prompt = (client: OpencodeV2Client, sessionID: string, text: string) => client.request("session.prompt", { path: { sessionID }, body: { text } });
+const prompt = (client: OpencodeV2Client, sessionID: string, text: string, delivery?: "steer" | "queue") =>
+  client.request("session.prompt", { path: { sessionID }, body: delivery ? { text, delivery } : { text } });
 const messages = (client: OpencodeV2Client, sessionID: string) => client.request("session.messages", { path: { sessionID }, query: { order: "asc" } });
 
 /** A turn nobody has to act on: prompt, wait for its outcome event, read the messages. */
@@ -23,6 +25,24 @@ async function plainTurn(client: OpencodeV2Client, log: EventLog, sessionID: str
   await prompt(client, sessionID, text);
   await log.waitFor(isOutcome(sessionID));
   await messages(client, sessionID);
+}
+
+/** A shell call that asks for permission (`shell: ask`), answered with `reply`. */
+function permissionScenario(name: V2ScenarioName, reply: "once" | "reject", command: string, outcome: V2Scenario["outcome"]): V2Scenario {
+  return {
+    name,
+    server: { permission: { shell: "ask" } },
+    outcome,
+    async run(client, server, log, id) {
+      server.model.forSession(id).queue(toolCall("shell", { command }), text("done"));
+      await prompt(client, id, "run it");
+      const asked = await log.waitFor((e) => e.type === "permission.asked" && e.data.sessionID === id);
+      await client.request("permission.list", { path: { sessionID: id } });
+      await client.request("permission.reply", { path: { sessionID: id, requestID: asked.data.id as string }, body: { reply } });
+      await log.waitFor(isOutcome(id));
+      await messages(client, id);
+    },
+  };
 }
 
 export const v2Scenarios: V2Scenario[] = [
@@ -63,20 +83,7 @@ export const v2Scenarios: V2Scenario[] = [
       await messages(client, id);
     },
   },
-  {
-    name: "permission",
-    server: { permission: { shell: "ask" } },
-    outcome: "session.execution.succeeded",
-    async run(client, server, log, id) {
-      server.model.forSession(id).queue(toolCall("shell", { command: "echo x > approved.txt" }), text("done"));
-      await prompt(client, id, "run it");
-      const asked = await log.waitFor((e) => e.type === "permission.asked" && e.data.sessionID === id);
-      await client.request("permission.list", { path: { sessionID: id } });
-      await client.request("permission.reply", { path: { sessionID: id, requestID: asked.data.id as string }, body: { reply: "once" } });
-      await log.waitFor(isOutcome(id));
-      await messages(client, id);
-    },
-  },
+  permissionScenario("permission", "once", "echo x > approved.txt", "session.execution.succeeded"),
   {
     name: "question",
     outcome: "session.execution.succeeded",
@@ -88,6 +95,20 @@ export const v2Scenarios: V2Scenario[] = [
       const formID = (created.data.form as { id: string }).id;
       await client.request("form.list", { path: { sessionID: id } });
       await client.request("form.reply", { path: { sessionID: id, formID }, body: { answer: { q0: "blue" } } });
+      await log.waitFor(isOutcome(id));
+      await messages(client, id);
+    },
+  },
+  permissionScenario("permission-rejected", "reject", "echo no > rejected.txt", "session.execution.interrupted"),
+  {
+    // A second prompt steered into the running execution: one execution, one outcome for both prompts.
+    name: "steer",
+    outcome: "session.execution.succeeded",
+    async run(client, server, log, id) {
+      server.model.forSession(id).queue(toolCall("read", { path: join(server.directory, "README.md") }), text("answer one"));
+      await prompt(client, id, "first");
+      await log.waitFor((e) => e.type === "session.tool.called" && e.data.sessionID === id);
+      await prompt(client, id, "second", "steer");
       await log.waitFor(isOutcome(id));
       await messages(client, id);
     },

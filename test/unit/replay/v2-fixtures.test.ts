@@ -21,6 +21,8 @@ const OUTCOME: Record<(typeof V2_SCENARIOS)[number], string> = {
   interrupt: "session.execution.interrupted",
   permission: "session.execution.succeeded",
   question: "session.execution.succeeded",
+  "permission-rejected": "session.execution.interrupted",
+  steer: "session.execution.succeeded",
 };
 
 function problems(fixture: Fixture): { checked: number; problems: string[] } {
