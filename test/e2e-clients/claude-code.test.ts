@@ -7,7 +7,7 @@ import { NO_OAUTH } from "../../src/mcp/transports/http.js";
 import { anthropicMessages } from "../support/llm-api/anthropic.js";
 import { expectDelegated, expectReturnedApproval, startApprovalScene, startScene, type Scene } from "../support/client-scene.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { clientBin, clientEnv, docSnippet, localize, run, shellWords } from "../support/real-clients.js";
+import { CLAUDE_MCP_WAIT, clientBin, clientEnv, docSnippet, localize, run, shellWords } from "../support/real-clients.js";
 
 let oc: TestOpencode;
 let claude: string;
@@ -25,6 +25,7 @@ function env(scene: Scene): Record<string, string> {
     ANTHROPIC_API_KEY: "sk-ant-scripted",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     ENABLE_TOOL_SEARCH: "false",
+    ...CLAUDE_MCP_WAIT,
   });
 }
 

@@ -19,6 +19,12 @@ export const CLIENTS = {
   gemini: { spec: "@google/gemini-cli@0.61.0", bin: "gemini" },
 } as const;
 
+/**
+ * Claude Code's headless run starts its model call without an MCP server that has not connected
+ * yet; on a loaded machine ours can take a few seconds, so the tests let it wait (as a user can).
+ */
+export const CLAUDE_MCP_WAIT = { CLAUDE_CODE_MCP_STARTUP_WAIT_MS: "60000", MCP_TIMEOUT: "60000" };
+
 /** The client's executable, installed into the tool cache on first use. */
 export async function clientBin(name: keyof typeof CLIENTS): Promise<string> {
   const c = CLIENTS[name];
@@ -47,6 +53,8 @@ export function clientEnv(home: string, extra: Record<string, string> = {}): Rec
     XDG_DATA_HOME: join(home, ".local/share"),
     XDG_STATE_HOME: join(home, ".local/state"),
     XDG_CACHE_HOME: join(home, ".cache"),
+    // Its own temp folder too: two Claude Code processes sharing one /tmp trip over each other.
+    TMPDIR: join(home, ".cache"),
     TERM: "dumb",
     NO_COLOR: "1",
     CI: "1",
