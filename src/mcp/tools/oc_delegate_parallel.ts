@@ -18,7 +18,9 @@ const taskField = z.object({
   command: z.string().optional(),
   permissions: z.enum(["auto", "readonly", "agent"]).optional(),
   rules: rulesField.optional(),
-});
+})
+  // A key a task does not take (checks, approvals: the batch's own) must not be dropped in silence.
+  .strict();
 
 export const ocDelegateParallel = defineTool({
   name: "oc_delegate_parallel",
