@@ -3,7 +3,7 @@
 // the operation misbehaving. Either way the caller gets one clear error naming the server's version
 // and the first tested release that works, instead of a 404, an HTML page or a hang.
 import type { Middleware } from "openapi-fetch";
-import { operations, specInfo, type OperationSpec } from "../../generated/operations.js";
+import { operations, specInfo } from "../../generated/operations.js";
 import type { OpencodeClient } from "../client/connect.js";
 import { OpencodeError } from "../client/errors.js";
 import { compareVersions, firstTestedWith } from "./compatibility.js";

@@ -76,7 +76,7 @@ export async function install(o: InstallOptions): Promise<string> {
       const shown = f.edit.kind === "json" ? JSON.stringify({ [f.edit.key.join(".")]: f.edit.value }, null, 2) : f.edit.kind === "block" && f.edit.comment === "#" ? f.edit.body : `(the delegation skill, ${(f.edit.kind === "file" ? f.edit.text : f.edit.body).length} characters${f.edit.kind === "block" ? ", in a marked block" : ""})`;
       lines.push("", `--- ${f.path}`, shown);
     }
-    return lines.join("\n");
+    return hideSecrets(lines.join("\n"), o.env);
   }
   for (const f of planned) {
     await mkdir(dirname(f.path), { recursive: true });
@@ -126,4 +126,13 @@ async function pruneEmptyDirs(dir: string, bases: string[]): Promise<void> {
     await rmdir(dir).catch(() => undefined);
     dir = dirname(dir);
   }
+}
+
+/** A dry run is shown on a terminal (and pasted into issues): a secret given with --env is not. */
+function hideSecrets(text: string, env: Record<string, string> = {}): string {
+  let out = text;
+  for (const [key, value] of Object.entries(env)) {
+    if (value && /PASSWORD|TOKEN|SECRET|KEY/i.test(key)) out = out.split(JSON.stringify(value).slice(1, -1)).join("***");
+  }
+  return out;
 }

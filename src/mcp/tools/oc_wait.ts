@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { afterCancel, approvalsField, detailField, interruptOnCancelField, sessionIdField, timeoutField, waitOptions } from "../common.js";
 import { defineTool } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";

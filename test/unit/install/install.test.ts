@@ -159,4 +159,14 @@ describe("--env", () => {
     await install({ ...s.opts("claude", "user"), env });
     expect(JSON.parse(readFileSync(join(s.places.home, ".claude.json"), "utf8")).mcpServers.opencode.env).toEqual(env);
   });
+
+  it("a dry run does not show a secret given with --env", async () => {
+    const s = sandbox();
+    const env = { OPENCODE_URL: "http://127.0.0.1:4096", OPENCODE_PASSWORD: "hunter2-secret" };
+    for (const client of ["codex", "gemini"] as const) {
+      const report = await install({ ...s.opts(client, "user"), env, dryRun: true });
+      expect(report).not.toContain("hunter2-secret");
+      expect(report).toContain("http://127.0.0.1:4096");
+    }
+  });
 });
