@@ -76,9 +76,11 @@ describe("TurnMachine on recorded turns", () => {
   it("an idle that comes before our user message is not the end of our turn", () => {
     const r = recorded("text-turn");
     const machine = new TurnMachine(undefined);
-    expect(machine.apply({ type: "status", status: "idle" })).toBeUndefined();
-    expect(machine.phase).toBe("waiting");
     const translate = new V1TurnEvents(r.sessionId);
+    // The turn's own recorded session.idle, delivered first (as the idle of an abort of the idle session would be).
+    const idle = r.events.find((e) => e.type === "session.idle")!;
+    expect(machine.apply(translate.translate(idle)!)).toBeUndefined();
+    expect(machine.phase).toBe("waiting");
     for (const e of r.events) {
       const t = translate.translate(e);
       if (t) machine.apply(t);
