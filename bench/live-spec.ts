@@ -13,7 +13,7 @@ import { listOperations, type OpenApiDocument } from "../codegen/lib/spec.js";
 import { connect } from "../src/client/connect.js";
 import { loadConfig } from "../src/config.js";
 import { Conductor } from "../src/core/conductor.js";
-import { guardFeatures } from "../src/core/feature-guard.js";
+import { guardFeatures } from "../src/core/server/feature-guard.js";
 import { createServer } from "../src/mcp/server.js";
 
 const bytes = readFileSync(join(import.meta.dirname, "..", "spec", "openapi.json"));

@@ -1,6 +1,6 @@
 // `opencode-conductor audit`: the audit trail for people, one line per entry, newest last.
 import { parseArgs } from "node:util";
-import { formatAuditEntry, readAudit } from "./core/audit.js";
+import { formatAuditEntry, readAudit } from "./core/governance/audit.js";
 
 export const AUDIT_HELP = `Usage: opencode-conductor audit [--session ID] [--tool NAME] [--since TIME] [--until TIME] [--limit N] [--json]
 Prints the audit trail (OPENCODE_CONDUCTOR_AUDIT, default <state dir>/audit.jsonl).

@@ -1,5 +1,5 @@
 // Makes a schema from the spec standalone, so Ajv2020 compiles it with nothing else loaded.
-import type { JsonSchema, OpenApiDocument } from "./spec.js";
+import type { JsonSchema, OpenApiDocument } from "./openapi-document.js";
 
 const SCHEMA_REF = /^#\/components\/schemas\/([^/]+)(.*)$/;
 

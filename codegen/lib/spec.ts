@@ -3,18 +3,11 @@
 // Shared by codegen, spec:diff and the tests that check recorded responses against the spec.
 import { readFileSync } from "node:fs";
 import { bundleSchema, unescapePointer } from "./bundle.js";
+import type { JsonSchema, OpenApiDocument } from "./openapi-document.js";
 
 export { bundleSchema };
 
-export type JsonSchema = { [key: string]: unknown };
-
-export interface OpenApiDocument {
-  openapi: string;
-  info: { title: string; version: string; [key: string]: unknown };
-  paths: Record<string, Record<string, unknown>>;
-  components?: Record<string, Record<string, unknown> | undefined>;
-  [key: string]: unknown;
-}
+export type { JsonSchema, OpenApiDocument };
 
 export interface SpecParameter {
   name: string;

@@ -2,16 +2,17 @@
 // stream and settings, with every core capability as a method.
 import { connect, type ConnectOptions, type OpencodeClient } from "../client/connect.js";
 import { NotFoundError } from "../client/errors.js";
-import { answerPermission, answerQuestion, listPending, type AnswerPermission, type AnswerQuestion, type PendingRequest } from "./approvals.js";
+import { answerPermission, answerQuestion, listPending, type AnswerPermission, type AnswerQuestion, type PendingRequest } from "./policy/approvals.js";
 import type { CoreContext, CoreSettings, SessionDefaults } from "./context.js";
 import { interrupt, result, send, wait, type SendOptions } from "./control.js";
 import { delegate, type DelegateOptions } from "./delegate.js";
 import { UsageError } from "./errors.js";
 import { EventHub } from "./event-hub.js";
 import { parallel, type ParallelOptions, type ParallelTask } from "./parallel.js";
-import { sessionScope } from "./scope.js";
-import type { Detail } from "./summary.js";
-import { runningWatches, type WaitOptions } from "./turn.js";
+import { sessionScope } from "./sessions/scope.js";
+import type { Detail } from "./turns/summary.js";
+import { runningWatches } from "./turns/kept-watches.js";
+import type { WaitOptions } from "./turns/turn.js";
 
 export type ConductorOptions = (ConnectOptions | { client: OpencodeClient }) & CoreSettings;
 

@@ -2,6 +2,11 @@
 import type { OpencodeClient } from "../client/connect.js";
 import type { EventHub } from "./event-hub.js";
 
+export interface DirectoryOption {
+  /** Project directory to ask about; default: the client's. */
+  directory?: string;
+}
+
 export interface CoreSettings {
   /** Default model for new work (`provider/model` or a name), e.g. from OPENCODE_CONDUCTOR_MODEL. */
   defaultModel?: string;

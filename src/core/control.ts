@@ -1,13 +1,15 @@
 // Working with a session that already runs: send it more, interrupt it, wait for it, read its state.
-import { Budget } from "./budget.js";
+import { Budget } from "./governance/budget.js";
 import type { CoreContext } from "./context.js";
-import { resolveModelRef } from "./discovery.js";
+import { resolveModelRef } from "./catalog/models.js";
 import { quoted, UsageError } from "./errors.js";
-import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog, type FallbackRecord } from "./fallback.js";
-import type { ModelRef } from "./model-resolve.js";
-import { sessionScope } from "./scope.js";
-import type { TurnSummary } from "./summary.js";
-import { runningWatch, runTurn, summarizeSession, waitForSession, type WaitOptions } from "./turn.js";
+import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog } from "./turns/fallback.js";
+import type { FallbackRecord } from "./turns/summary.js";
+import type { ModelRef } from "./catalog/model-resolve.js";
+import { sessionScope } from "./sessions/scope.js";
+import type { TurnSummary } from "./turns/summary.js";
+import { runningWatch } from "./turns/kept-watches.js";
+import { runTurn, summarizeSession, waitForSession, type WaitOptions } from "./turns/turn.js";
 
 export type Delivery = "queue" | "steer";
 

@@ -5,15 +5,16 @@ import { basename, extname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
-import { resolveModelRef } from "./discovery.js";
+import { resolveModelRef } from "./catalog/models.js";
 import { quoted, UsageError } from "./errors.js";
-import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog, type FallbackRecord } from "./fallback.js";
-import { governed, type GovernedSummary, type GovernOptions } from "./governed.js";
-import type { ModelRef } from "./model-resolve.js";
-import { permissionRules, type Permissions } from "./permissions.js";
-import { sessionScope } from "./scope.js";
-import { runTurn, type RunTurnOptions } from "./turn.js";
-import type { TurnWatch } from "./turn-watch.js";
+import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog } from "./turns/fallback.js";
+import type { FallbackRecord } from "./turns/summary.js";
+import { governed, type GovernedSummary, type GovernOptions } from "./governance/governed.js";
+import type { ModelRef } from "./catalog/model-resolve.js";
+import { permissionRules, type Permissions } from "./policy/permissions.js";
+import { sessionScope } from "./sessions/scope.js";
+import { runTurn, type RunTurnOptions } from "./turns/turn.js";
+import type { TurnWatch } from "./turns/watch.js";
 
 export interface DelegateOptions extends Omit<RunTurnOptions, "fresh">, GovernOptions {
   /** What to do, in words. With `command`, the command's arguments. */
@@ -38,7 +39,7 @@ export interface DelegateOptions extends Omit<RunTurnOptions, "fresh">, GovernOp
   permissions?: Permissions;
   /** Told the session id as soon as the session exists (e.g. to record an idempotent start). */
   onSession?: (sessionId: string) => void | Promise<void>;
-  /** Models to switch to, in order, when the model keeps failing (default: settings.fallbackModels). See fallback.ts. */
+  /** Models to switch to, in order, when the model keeps failing (default: settings.fallbackModels). See turns/fallback.ts. */
   fallbackModels?: string[];
   /** How long the session may stay in `retry` before the switch (default: settings.retryTimeoutS, 90 s). */
   retryTimeoutMs?: number;

@@ -1,10 +1,10 @@
 // parallel(): many independent tasks, each in its own session. opencode runs sessions truly in
 // parallel (docs/opencode-behaviour.md §8); the cap only bounds how many we start at once.
-import { Budget, type BudgetCaps, type BudgetTotals } from "./budget.js";
+import { Budget, type BudgetCaps, type BudgetTotals } from "./governance/budget.js";
 import type { CoreContext } from "./context.js";
 import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.js";
 import { UsageError } from "./errors.js";
-import type { TurnProgress } from "./turn-watch.js";
+import type { TurnProgress } from "./turns/watch.js";
 
 export const DEFAULT_CONCURRENCY = 12;
 export const MAX_CONCURRENCY = 50;

@@ -1,7 +1,7 @@
 // Which tool calls are audited, and what their audit line says. Read-only tools are not audited;
 // oc_api is audited unless it ran a GET.
 import { operations, type OperationId } from "../../generated/operations.js";
-import { digestPrompt, type AuditEntry } from "../core/audit.js";
+import { digestPrompt, type AuditEntry } from "../core/governance/audit.js";
 import type { ToolDef } from "./tool.js";
 
 type Args = Record<string, unknown>;

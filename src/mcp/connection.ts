@@ -9,9 +9,9 @@ import { MissingBinaryError, spawnOpencode, resolveOpencodeBinary, type SpawnedO
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
 import type { CoreSettings } from "../core/context.js";
-import { guardFeatures } from "../core/feature-guard.js";
-import { sharedInstanceManager, type InstanceManager } from "../core/instances.js";
-import type { PermissionRule } from "../core/permissions.js";
+import { guardFeatures } from "../core/server/feature-guard.js";
+import { sharedInstanceManager, type InstanceManager } from "../core/instances/manager.js";
+import type { PermissionRule } from "../core/policy/permissions.js";
 
 export interface InstanceLease {
   conductor: Conductor;

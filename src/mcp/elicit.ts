@@ -8,9 +8,9 @@
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { NotFoundError } from "../client/errors.js";
 import type { ApprovalMode } from "../config.js";
-import { describeRequest, type AnswerPermission, type AnswerQuestion, type PendingPermission, type PendingQuestion, type PendingRequest } from "../core/approvals.js";
-import { digestPrompt } from "../core/audit.js";
-import type { BlockedHandler } from "../core/blocked.js";
+import { describeRequest, type AnswerPermission, type AnswerQuestion, type PendingPermission, type PendingQuestion, type PendingRequest } from "../core/policy/approvals.js";
+import { digestPrompt } from "../core/governance/audit.js";
+import type { BlockedHandler } from "../core/turns/blocked.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Decider, RefusedApproval } from "./refusals.js";
 import type { ToolContext } from "./tool.js";

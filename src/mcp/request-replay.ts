@@ -2,7 +2,7 @@
 // Its sessions are recorded (RequestLog, in the state dir) as soon as they exist, so a retried call,
 // even after a restart, gets the first call's sessions back instead of starting the work again. In
 // this process a duplicate that arrives while the first call is still creating sessions waits for it.
-import type { StartRecord } from "../core/request-ids.js";
+import type { StartRecord } from "../core/governance/request-ids.js";
 import { quoted, UsageError } from "../core/errors.js";
 import type { ToolContext } from "./tool.js";
 

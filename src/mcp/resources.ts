@@ -6,10 +6,13 @@
 import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config.js";
-import { readAudit } from "../core/audit.js";
+import { readAudit } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import { UsageError } from "../core/errors.js";
-import { listSessions, sessionDiff, sessionMessages, sessionTodo } from "../core/sessions.js";
+import { listSessions } from "../core/sessions/rows.js";
+import { sessionDiff } from "../core/sessions/diff.js";
+import { sessionMessages } from "../core/sessions/messages.js";
+import { sessionTodo } from "../core/sessions/actions.js";
 import { registerResourceUpdates } from "./resource-updates.js";
 import { scrub } from "./tool.js";
 

@@ -3,10 +3,10 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ConfigError, type Config } from "../config.js";
-import { AuditLog } from "../core/audit.js";
+import { AuditLog } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Connection } from "./connection.js";
-import { RequestLog } from "../core/request-ids.js";
+import { RequestLog } from "../core/governance/request-ids.js";
 import { VERSION } from "../version.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";

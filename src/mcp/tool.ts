@@ -7,11 +7,11 @@ import type { CallToolResult, ElicitRequestFormParams, ElicitResult, ServerNotif
 import { z } from "zod";
 import { OpencodeError } from "../client/errors.js";
 import type { Config, Toolset } from "../config.js";
-import type { AuditEntry, AuditLog } from "../core/audit.js";
+import type { AuditEntry, AuditLog } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Connection, InstanceLease } from "./connection.js";
 import { UsageError } from "../core/errors.js";
-import type { RequestLog } from "../core/request-ids.js";
+import type { RequestLog } from "../core/governance/request-ids.js";
 import { auditEntry, isAudited } from "./audit-entry.js";
 import { acceptedArguments } from "./client-arguments.js";
 import { withRefusals, type Decider, type RefusedApproval } from "./refusals.js";

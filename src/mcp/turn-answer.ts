@@ -1,10 +1,10 @@
 // How a turn summary is shown to an MCP client: one output shape shared by every tool that returns
 // a turn (delegate, wait, result, send, interrupt), and a short text that says what to do next.
 import { z } from "zod";
-import type { PendingRequest } from "../core/approvals.js";
-import type { BudgetTotals } from "../core/budget.js";
-import type { CheckRun } from "../core/checks.js";
-import type { TurnSummary } from "../core/summary.js";
+import type { PendingRequest } from "../core/policy/approvals.js";
+import type { BudgetTotals } from "../core/governance/budget.js";
+import type { CheckRun } from "../core/governance/checks.js";
+import type { TurnSummary } from "../core/turns/summary.js";
 
 // Compact on purpose: every client pays for schemas in context. The object is loose, so the
 // answer also carries answer, next, error, pending, model, agent, tools, files, tokens, cost, message_id, directory,

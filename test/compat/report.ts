@@ -4,8 +4,8 @@ import { readFileSync } from "node:fs";
 import { diffSpecs } from "../../codegen/lib/diff.js";
 import { sha256 } from "../../codegen/lib/meta.js";
 import { listOperations, type OpenApiDocument } from "../../codegen/lib/spec.js";
-import { BEHAVIOUR_LIMITS } from "../../src/core/feature-guard.js";
-import { compareVersions, supportedRange, testedVersions, type CompatibilityData, type FeatureResult, type VersionRecord } from "../../src/core/compatibility.js";
+import { BEHAVIOUR_LIMITS } from "../../src/core/server/feature-guard.js";
+import { compareVersions, supportedRange, testedVersions, type CompatibilityData, type FeatureResult, type VersionRecord } from "../../src/core/server/compatibility.js";
 
 /** The parts of vitest's JSON reporter output used here. */
 export interface VitestJson {
@@ -85,7 +85,7 @@ export function renderMarkdown(d: CompatibilityData): string {
   out.push(`| run time | ${versions.map((v) => `${d.versions[v]!.seconds} s`).join(" | ")} |`);
   out.push("", "Run time is the wall time of the version's vitest run (install excluded, server start to stop) on the 2-core CI machine.");
   out.push("", "## Behaviour differences found", "");
-  out.push("Operations a release has but that did not work there; the conductor refuses them on older releases (`BEHAVIOUR_LIMITS` in `src/core/feature-guard.ts`):", "");
+  out.push("Operations a release has but that did not work there; the conductor refuses them on older releases (`BEHAVIOUR_LIMITS` in `src/core/server/feature-guard.ts`):", "");
   for (const l of BEHAVIOUR_LIMITS) out.push(`- \`${l.operationId}\` before ${l.since}: ${l.problem}.`);
   out.push("", "## Operations relative to the pinned spec", "");
   for (const v of versions) {

@@ -6,7 +6,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CompatibilityData } from "../../src/core/compatibility.js";
+import type { CompatibilityData } from "../../src/core/server/compatibility.js";
 import { opencodeRelease } from "../support/opencode-release.js";
 import { featureResults, loadPinnedSpec, merge, renderMarkdown, specSummary, type VitestJson } from "./report.js";
 import { renderDocs } from "./render.js";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { dumpMessages, useConductor, userTexts } from "../support/conductor.js";
 import { UsageError } from "../../src/core/errors.js";
-import { ModelResolutionError } from "../../src/core/model-resolve.js";
+import { ModelResolutionError } from "../../src/core/catalog/model-resolve.js";
 import { makeProjectDir } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
 

@@ -5,24 +5,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, NotFoundError } from "../../src/client/index.js";
 import type { CoreContext } from "../../src/core/context.js";
-import { catalog, CATALOG_KINDS, getProviderCatalog, listModels, serverStatus } from "../../src/core/discovery.js";
+import { catalog, CATALOG_KINDS } from "../../src/core/catalog/catalogs.js";
+import { getProviderCatalog, listModels } from "../../src/core/catalog/models.js";
+import { serverStatus } from "../../src/core/catalog/status.js";
 import { EventHub } from "../../src/core/event-hub.js";
-import {
-  compactSession,
-  deleteSession,
-  exportSession,
-  forkSession,
-  listSessions,
-  renameSession,
-  revertSession,
-  sessionDiff,
-  sessionInfo,
-  sessionMessages,
-  sessionTodo,
-  shellInSession,
-  unrevertSession,
-} from "../../src/core/sessions.js";
-import { TurnWatch } from "../../src/core/turn-watch.js";
+import { compactSession, deleteSession, exportSession, forkSession, renameSession, revertSession, sessionTodo, shellInSession, unrevertSession } from "../../src/core/sessions/actions.js";
+import { listSessions } from "../../src/core/sessions/rows.js";
+import { sessionDiff } from "../../src/core/sessions/diff.js";
+import { sessionInfo } from "../../src/core/sessions/info.js";
+import { sessionMessages } from "../../src/core/sessions/messages.js";
+import { TurnWatch } from "../../src/core/turns/watch.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { SUMMARY_ANSWER, text, toolCall } from "../support/scripted-model.js";
 

@@ -11,7 +11,7 @@ import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveOpencodeBinary } from "../../src/client/spawn.js";
 import { Conductor } from "../../src/core/conductor.js";
-import { InstanceManager, type Instance, type InstanceManagerOptions } from "../../src/core/instances.js";
+import { InstanceManager, type Instance, type InstanceManagerOptions } from "../../src/core/instances/manager.js";
 import { offlineConfig, offlineEnv } from "../support/opencode.js";
 import { createProjectDir } from "../support/project-dir.js";
 import { registerPid, registerRoot, unregisterPid, unregisterRoot } from "../support/registry.js";

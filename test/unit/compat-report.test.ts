@@ -1,7 +1,7 @@
 // The compatibility data's rules (supported range, verdicts, "oldest tested release that has it")
 // and the runner's reading of vitest's JSON report, on small hand-made data sets.
 import { describe, expect, it } from "vitest";
-import { compareVersions, firstTestedWith, fullyPassed, rangeVerdict, supportedRange, type CompatibilityData, type VersionRecord } from "../../src/core/compatibility.js";
+import { compareVersions, firstTestedWith, fullyPassed, rangeVerdict, supportedRange, type CompatibilityData, type VersionRecord } from "../../src/core/server/compatibility.js";
 import { failureReason, featureResults, merge, renderMarkdown } from "../compat/report.js";
 
 const record = (results: VersionRecord["results"], missing: string[] = []): VersionRecord => ({

@@ -3,7 +3,7 @@
 // the translation keeps them per message.
 import type { Schemas } from "../../client/types.js";
 import type { HubEvent } from "../event-hub.js";
-import type { SessionMessage } from "../summary.js";
+import type { SessionMessage } from "./session-message.js";
 import type { TurnEvent } from "./machine.js";
 import { recordedError, type RecordedMessage } from "./record.js";
 

@@ -4,8 +4,8 @@
 // path, texts, flags) at once, the bundled schemas per operation on first use.
 import { HTTP_METHODS, operationHead, operationRow, type OperationHead } from "../../../codegen/lib/operation-row.js";
 import { operations, specInfo, type OperationSpec } from "../../../generated/operations.js";
-import { featureDetection } from "../../core/feature-guard.js";
-import { serverSpec, type ServerSpec } from "../../core/server-spec.js";
+import { featureDetection } from "../../core/server/feature-guard.js";
+import { serverSpec, type ServerSpec } from "../../core/server/spec.js";
 import type { ToolContext } from "../tool.js";
 
 /** An operation of either catalog: ids of a server's spec are not limited to the pinned ones. */

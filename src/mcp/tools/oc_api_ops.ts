@@ -8,7 +8,7 @@ import { z } from "zod";
 import { clamped } from "../common.js";
 import type { JsonSchema } from "../../../generated/operations.js";
 import { quoted, UsageError } from "../../core/errors.js";
-import { unsupported } from "../../core/feature-guard.js";
+import { unsupported } from "../../core/server/feature-guard.js";
 import { defineTool } from "../tool.js";
 import { catalogFor, PINNED_CATALOG, type ApiCatalog, type ApiHead, type ApiOperation } from "./api-catalog.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { deleteSession } from "../../core/sessions.js";
+import { deleteSession } from "../../core/sessions/actions.js";
 import { directoryField, timeoutField, timeoutMs } from "../common.js";
 import { defineTool } from "../tool.js";
 

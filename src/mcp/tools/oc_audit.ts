@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { clamped } from "../common.js";
-import { formatAuditEntry, readAudit } from "../../core/audit.js";
+import { formatAuditEntry, readAudit } from "../../core/governance/audit.js";
 import { defineTool } from "../tool.js";
 
 export const ocAudit = defineTool({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { catalog, CATALOG_KINDS } from "../../core/discovery.js";
+import { catalog, CATALOG_KINDS } from "../../core/catalog/catalogs.js";
 import { directoryField } from "../common.js";
 import { defineTool } from "../tool.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_MAX_ROUNDS } from "../../core/checks.js";
+import { DEFAULT_MAX_ROUNDS } from "../../core/governance/checks.js";
 import {
   afterCancel,
   clamped,
@@ -16,8 +16,8 @@ import {
 import { startOnce } from "../request-replay.js";
 import type { Conductor } from "../../core/conductor.js";
 import { UsageError } from "../../core/errors.js";
-import { guardedEnv, guardRules } from "../../core/guard-rails.js";
-import { permissionRules, type PermissionConfig, type Permissions } from "../../core/permissions.js";
+import { guardedEnv, guardRules } from "../../core/policy/guard-rails.js";
+import { permissionRules, type PermissionConfig, type Permissions } from "../../core/policy/permissions.js";
 import type { InstanceLease } from "../connection.js";
 import { defineTool, type ToolContext } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";

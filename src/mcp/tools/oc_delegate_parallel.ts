@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelResult, type ParallelSummary } from "../../core/parallel.js";
-import type { StartRecord } from "../../core/request-ids.js";
+import type { StartRecord } from "../../core/governance/request-ids.js";
 import { afterCancel, approvalsField, clamped, detailField, interruptOnCancelField, maxCostField, maxTokensField, requestIdField, timeoutField, timeoutMs } from "../common.js";
 import { approvalHandler } from "../elicit.js";
 import { startOnce } from "../request-replay.js";

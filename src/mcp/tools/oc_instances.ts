@@ -2,8 +2,8 @@
 // from the registry without their passwords; nothing here ever reads a password into an answer.
 import { z } from "zod";
 import { quoted, UsageError } from "../../core/errors.js";
-import { sharedInstanceManager, type InstanceInfo, type InstanceManager } from "../../core/instances.js";
-import type { PublicInstanceRow } from "../../core/instance-registry.js";
+import { sharedInstanceManager, type InstanceInfo, type InstanceManager } from "../../core/instances/manager.js";
+import type { PublicInstanceRow } from "../../core/instances/registry.js";
 import { defineTool, type ToolContext } from "../tool.js";
 
 /** The tool, bound to a way of getting the manager (tests pass their own). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listModels } from "../../core/discovery.js";
+import { listModels } from "../../core/catalog/models.js";
 import { clamped, directoryField } from "../common.js";
 import { defineTool } from "../tool.js";
 

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import type { Conductor } from "../../core/conductor.js";
-import { resolveModelRef } from "../../core/discovery.js";
+import { resolveModelRef } from "../../core/catalog/models.js";
 import { quoted, UsageError } from "../../core/errors.js";
-import { formatModel } from "../../core/model-resolve.js";
-import { sessionScope } from "../../core/scope.js";
-import * as sessions from "../../core/sessions.js";
+import { formatModel } from "../../core/catalog/model-resolve.js";
+import { sessionScope } from "../../core/sessions/scope.js";
+import * as sessions from "../../core/sessions/index.js";
 import { clamped, directoryField, sessionIdField } from "../common.js";
 import { defineTool } from "../tool.js";
 

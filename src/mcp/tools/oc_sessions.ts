@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { listSessions } from "../../core/sessions.js";
+import { listSessions } from "../../core/sessions/rows.js";
 import { clamped, directoryField } from "../common.js";
 import { defineTool } from "../tool.js";
 

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { compatibility, rangeVerdict, supportedRange } from "../../core/compatibility.js";
-import { serverStatus } from "../../core/discovery.js";
-import { featureDetection } from "../../core/feature-guard.js";
-import { changedOperations } from "../../core/spec-changes.js";
-import { serverSpec } from "../../core/server-spec.js";
+import { compatibility, rangeVerdict, supportedRange } from "../../core/server/compatibility.js";
+import { serverStatus } from "../../core/catalog/status.js";
+import { featureDetection } from "../../core/server/feature-guard.js";
+import { changedOperations } from "../../core/server/spec-changes.js";
+import { serverSpec } from "../../core/server/spec.js";
 import { directoryField } from "../common.js";
 import { defineTool } from "../tool.js";
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AuditLog, MAX_LINE, digestPrompt, formatAuditEntry, readAudit } from "../../../src/core/audit.js";
+import { AuditLog, MAX_LINE, digestPrompt, formatAuditEntry, readAudit } from "../../../src/core/governance/audit.js";
 
 const dirs: string[] = [];
 function tempPath(): string {

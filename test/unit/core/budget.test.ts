@@ -2,7 +2,7 @@
 // sub-agents), an abort of every tracked session once a cap is passed, and the summary it yields.
 import { describe, expect, it } from "vitest";
 import type { OpencodeClient } from "../../../src/client/connect.js";
-import { Budget } from "../../../src/core/budget.js";
+import { Budget } from "../../../src/core/governance/budget.js";
 import type { EventSource, HubEvent, HubListener } from "../../../src/core/event-hub.js";
 
 function fakes() {

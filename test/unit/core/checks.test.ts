@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { failureMessage, runCheck } from "../../../src/core/checks.js";
-import { gate } from "../../../src/core/gate.js";
-import { guardedEnv } from "../../../src/core/guard-rails.js";
-import type { TurnSummary } from "../../../src/core/summary.js";
+import { failureMessage, runCheck } from "../../../src/core/governance/checks.js";
+import { gate } from "../../../src/core/governance/gate.js";
+import { guardedEnv } from "../../../src/core/policy/guard-rails.js";
+import type { TurnSummary } from "../../../src/core/turns/summary.js";
 
 const dir = mkdtempSync(join(tmpdir(), "occ-checks-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,10 +3,12 @@
 import { describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/index.js";
 import type { CoreContext, CoreSettings } from "../../../src/core/context.js";
-import { catalog, CATALOG_KINDS, getProviderCatalog, globMatches, listModels, modelRefusal, resolveModelRef, serverStatus } from "../../../src/core/discovery.js";
+import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
+import { getProviderCatalog, globMatches, listModels, modelRefusal, resolveModelRef } from "../../../src/core/catalog/models.js";
+import { serverStatus } from "../../../src/core/catalog/status.js";
 import type { EventHub } from "../../../src/core/event-hub.js";
 import { UsageError } from "../../../src/core/errors.js";
-import { redact, REDACTED } from "../../../src/core/redact.js";
+import { redact, REDACTED } from "../../../src/core/catalog/redact.js";
 
 const SECRET = "sk-test-SECRET";
 

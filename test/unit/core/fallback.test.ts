@@ -1,8 +1,8 @@
 // The watchdog's decisions, without a server: which turn errors make the next model take over,
 // when a run of retries has lasted too long, and whether a failed turn can be re-sent clean.
 import { describe, expect, it } from "vitest";
-import { didNothing, exhaustedError, fallbackReason, modelOfTurn, RetryClock } from "../../../src/core/fallback.js";
-import type { SessionMessage } from "../../../src/core/summary.js";
+import { didNothing, exhaustedError, fallbackReason, modelOfTurn, RetryClock } from "../../../src/core/turns/fallback.js";
+import type { SessionMessage } from "../../../src/core/turns/session-message.js";
 import { recordedError } from "../../../src/core/turns/record.js";
 
 // opencode's error objects as recorded (notes in docs/opencode-behaviour.md), read the way the turn machine reads them.

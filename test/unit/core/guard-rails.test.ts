@@ -4,8 +4,8 @@
 import { readFileSync } from "node:fs";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { commandPatterns, envRemovalReason, guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "../../../src/core/guard-rails.js";
-import type { PermissionRule } from "../../../src/core/permissions.js";
+import { commandPatterns, envRemovalReason, guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "../../../src/core/policy/guard-rails.js";
+import type { PermissionRule } from "../../../src/core/policy/permissions.js";
 
 // Copied from the opencode 1.18.33 bundle (Wildcard.match and Permission.evaluate).
 function wildcard(text: string, pattern: string): boolean {

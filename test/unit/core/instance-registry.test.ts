@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, s
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { InstanceRegistry, type InstanceRow } from "../../../src/core/instance-registry.js";
+import { InstanceRegistry, type InstanceRow } from "../../../src/core/instances/registry.js";
 import { ensureStateDir, writeJsonAtomic } from "../../../src/core/state-dir.js";
 
 const dirs: string[] = [];

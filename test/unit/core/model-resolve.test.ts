@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ModelResolutionError, resolveModel, type ProviderCatalog } from "../../../src/core/model-resolve.js";
+import { ModelResolutionError, resolveModel, type ProviderCatalog } from "../../../src/core/catalog/model-resolve.js";
 
 const catalog: ProviderCatalog = {
   default: { fake: "scripted" },

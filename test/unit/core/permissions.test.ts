@@ -1,7 +1,7 @@
 // Permission presets and opencode.json-style rule objects as opencode session rules.
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../../src/core/errors.js";
-import { permissionRules, rulesFromConfig } from "../../../src/core/permissions.js";
+import { permissionRules, rulesFromConfig } from "../../../src/core/policy/permissions.js";
 
 describe("rulesFromConfig", () => {
   it("turns opencode.json's permission shape into rules in key order (the last match wins)", () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RequestLog } from "../../../src/core/request-ids.js";
+import { RequestLog } from "../../../src/core/governance/request-ids.js";
 
 const dirs: string[] = [];
 afterEach(() => {

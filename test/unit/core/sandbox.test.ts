@@ -5,7 +5,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { gitDirs, resolveSrt, srtSettings } from "../../../src/core/sandbox.js";
+import { gitDirs, resolveSrt, srtSettings } from "../../../src/core/instances/sandbox.js";
 
 describe("srtSettings", () => {
   const env = { HOME: "/home/u", XDG_DATA_HOME: "/xdg/data" };

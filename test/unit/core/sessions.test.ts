@@ -6,16 +6,11 @@ import { NotFoundError } from "../../../src/client/errors.js";
 import type { CoreContext, CoreSettings } from "../../../src/core/context.js";
 import { UsageError } from "../../../src/core/errors.js";
 import type { EventHub } from "../../../src/core/event-hub.js";
-import {
-  abortSession,
-  compactSession,
-  deleteSession,
-  listSessions,
-  sessionDiff,
-  sessionInfo,
-  sessionMessages,
-  shellInSession,
-} from "../../../src/core/sessions.js";
+import { abortSession, compactSession, deleteSession, shellInSession } from "../../../src/core/sessions/actions.js";
+import { listSessions } from "../../../src/core/sessions/rows.js";
+import { sessionDiff } from "../../../src/core/sessions/diff.js";
+import { sessionInfo } from "../../../src/core/sessions/info.js";
+import { sessionMessages } from "../../../src/core/sessions/messages.js";
 
 interface Seen {
   method: string;

@@ -3,8 +3,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { PendingRequest } from "../../../src/core/approvals.js";
-import { lastTurn, recordedVerdict, summarizeTurn, type SessionMessage } from "../../../src/core/summary.js";
+import type { PendingRequest } from "../../../src/core/policy/approvals.js";
+import { lastTurn, recordedVerdict, summarizeTurn } from "../../../src/core/turns/summary.js";
+import type { SessionMessage } from "../../../src/core/turns/session-message.js";
 
 const load = (name: string): SessionMessage[] => JSON.parse(readFileSync(join(import.meta.dirname, `../../fixtures/1.18.33/messages-${name}.json`), "utf8"));
 const S = "ses_x";

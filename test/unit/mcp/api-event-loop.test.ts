@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
 import { loadConfig } from "../../../src/config.js";
 import { Conductor } from "../../../src/core/conductor.js";
-import { guardFeatures } from "../../../src/core/feature-guard.js";
+import { guardFeatures } from "../../../src/core/server/feature-guard.js";
 import { apiTools, type ApiTools } from "../../support/api-tools.js";
 
 const BIG = "session ".repeat(220_000); // 1.76 MB, the size that used to block for 20 s

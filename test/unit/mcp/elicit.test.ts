@@ -4,7 +4,7 @@
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
-import type { PendingPermission, PendingQuestion } from "../../../src/core/approvals.js";
+import type { PendingPermission, PendingQuestion } from "../../../src/core/policy/approvals.js";
 import type { Conductor } from "../../../src/core/conductor.js";
 import { approvalHandler, approvalMode, DENY_MESSAGE, FASTEST_HUMAN_MS } from "../../../src/mcp/elicit.js";
 import type { RefusedApproval } from "../../../src/mcp/refusals.js";

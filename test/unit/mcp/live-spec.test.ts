@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
 import { loadConfig } from "../../../src/config.js";
-import { firstTestedWith, rangeVerdict } from "../../../src/core/compatibility.js";
+import { firstTestedWith, rangeVerdict } from "../../../src/core/server/compatibility.js";
 import { Conductor } from "../../../src/core/conductor.js";
-import { guardFeatures, UnsupportedOperationError } from "../../../src/core/feature-guard.js";
+import { guardFeatures, UnsupportedOperationError } from "../../../src/core/server/feature-guard.js";
 import { apiTools, type ApiTools } from "../../support/api-tools.js";
 
 const root = join(import.meta.dirname, "..", "..", "..");

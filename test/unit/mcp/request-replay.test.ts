@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
-import { RequestLog } from "../../../src/core/request-ids.js";
+import { RequestLog } from "../../../src/core/governance/request-ids.js";
 import { startOnce } from "../../../src/mcp/request-replay.js";
 import type { ToolContext } from "../../../src/mcp/tool.js";
 

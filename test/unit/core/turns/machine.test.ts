@@ -4,7 +4,8 @@
 // a failed turn, which comes before the error lands on the message.
 import { describe, expect, it } from "vitest";
 import type { HubEvent } from "../../../../src/core/event-hub.js";
-import { recordedVerdict, type SessionMessage } from "../../../../src/core/summary.js";
+import { recordedVerdict } from "../../../../src/core/turns/summary.js";
+import type { SessionMessage } from "../../../../src/core/turns/session-message.js";
 import { TurnMachine } from "../../../../src/core/turns/machine.js";
 import { V1TurnEvents } from "../../../../src/core/turns/v1-events.js";
 import { loadFixture, type ScenarioName } from "../../../support/fixture.js";

@@ -2,11 +2,11 @@
 // comes from `message.updated` events of the assistant messages of the tracked sessions (and their
 // sub-agent sessions) seen since the budget started; when it passes a cap, every tracked session is
 // aborted. A budget lives until the last turn it covers has settled, even if its caller returned.
-import type { OpencodeClient } from "../client/connect.js";
-import type { Schemas } from "../client/types.js";
-import type { CoreContext } from "./context.js";
-import type { EventSource, HubEvent } from "./event-hub.js";
-import type { TurnSummary } from "./summary.js";
+import type { OpencodeClient } from "../../client/connect.js";
+import type { Schemas } from "../../client/types.js";
+import type { CoreContext } from "../context.js";
+import type { EventSource, HubEvent } from "../event-hub.js";
+import type { TurnSummary } from "../turns/summary.js";
 
 export interface BudgetCaps {
   maxTokens?: number;

@@ -1,13 +1,13 @@
 // Feature detection: before a request leaves, check that the connected opencode has the operation
-// (its own spec, see server-spec.ts) and is not a release on which the compatibility matrix found
+// (its own spec, see server/spec.ts) and is not a release on which the compatibility matrix found
 // the operation misbehaving. Either way the caller gets one clear error naming the server's version
 // and the first tested release that works, instead of a 404, an HTML page or a hang.
 import type { Middleware } from "openapi-fetch";
-import { operations, specInfo } from "../../generated/operations.js";
-import type { OpencodeClient } from "../client/connect.js";
-import { OpencodeError } from "../client/errors.js";
+import { operations, specInfo } from "../../../generated/operations.js";
+import type { OpencodeClient } from "../../client/connect.js";
+import { OpencodeError } from "../../client/errors.js";
 import { compareVersions, firstTestedWith } from "./compatibility.js";
-import { serverSpec, type ServerSpec, type ServerSpecOptions } from "./server-spec.js";
+import { serverSpec, type ServerSpec, type ServerSpecOptions } from "./spec.js";
 
 /** The server lacks an operation (or the matrix found it broken there); nothing was sent. */
 export class UnsupportedOperationError extends OpencodeError {

@@ -2,7 +2,7 @@
 // the state dir (so a retried call finds them even after a restart) and a repeat returns them
 // instead of starting the work again.
 import { join } from "node:path";
-import { ensureStateDir, readJson, writeJsonAtomic } from "./state-dir.js";
+import { ensureStateDir, readJson, writeJsonAtomic } from "../state-dir.js";
 
 export interface StartRecord {
   requestId: string;

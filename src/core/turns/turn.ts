@@ -1,15 +1,15 @@
 // Turns as the core uses them: send something and wait for the turn it starts, attach to a running
-// turn, and summarise the session's last turn. Waiting is event-driven (see turn-watch.ts).
+// turn, and summarise the session's last turn. Waiting is event-driven (see turns/watch.ts).
 // A turn still running when its caller stops waiting (timeout, `wait: false`, blocked) keeps its
 // watch, so a later wait() picks up where it was (the files it saw, the requests that block it).
-import { listPending } from "./approvals.js";
+import { listPending } from "../policy/approvals.js";
 import type { BlockedHandler } from "./blocked.js";
-import type { CoreContext } from "./context.js";
-import type { EventSource } from "./event-hub.js";
-import { switchingAttempt, waitTurn, withFallbacks } from "./fallback.js";
-import { recordedVerdict, summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
-import { newestMessageId, readLastTurn } from "./turn-messages.js";
-import { TurnWatch, type TurnProgress, type WaitOutcome } from "./turn-watch.js";
+import type { CoreContext } from "../context.js";
+import { switchingAttempt,waitTurn,withFallbacks } from "./fallback.js";
+import { recordedVerdict,summarizeTurn,type Detail,type FileDiff,type TurnSummary } from "./summary.js";
+import { newestMessageId,readLastTurn } from "./messages.js";
+import { keep,runningWatch } from "./kept-watches.js";
+import { TurnWatch,type TurnProgress,type WaitOutcome } from "./watch.js";
 
 export interface WaitOptions {
   /** Stop waiting after this long and answer `running`; the turn goes on. Default: no limit. */
@@ -28,37 +28,6 @@ export interface RunTurnOptions extends WaitOptions {
   wait?: boolean;
   /** The session was just created: it has no earlier messages to tell apart from this turn's. */
   fresh?: boolean;
-}
-
-const kept = new WeakMap<EventSource, Map<string, TurnWatch>>();
-
-function keptWatches(ctx: CoreContext): Map<string, TurnWatch> {
-  let map = kept.get(ctx.hub);
-  if (!map) kept.set(ctx.hub, (map = new Map()));
-  return map;
-}
-
-/** The watch of a turn this process started (or waited on) that is still running, if any. */
-export function runningWatch(ctx: CoreContext, sessionId: string): TurnWatch | undefined {
-  const watch = keptWatches(ctx).get(sessionId);
-  return watch && !watch.settled ? watch : undefined;
-}
-
-/** Every turn this process follows that is still running. */
-export function runningWatches(ctx: CoreContext): TurnWatch[] {
-  return [...keptWatches(ctx).values()].filter((w) => !w.settled);
-}
-
-export function keep(ctx: CoreContext, watch: TurnWatch): void {
-  const map = keptWatches(ctx);
-  if (map.get(watch.sessionId) === watch) return;
-  // A newer turn on the session takes the place of an older one, which still ends by itself.
-  map.set(watch.sessionId, watch);
-  watch.onProgress = undefined; // its caller has moved on
-  watch.onSettled(() => {
-    if (map.get(watch.sessionId) === watch) map.delete(watch.sessionId);
-    watch.close();
-  });
 }
 
 /** Subscribes, runs `send` (which prompts the session), and waits for the turn it starts. */
@@ -92,7 +61,7 @@ export async function waitForSession(ctx: CoreContext, sessionId: string, option
 
 /**
  * Runs the wait, then keeps the watch if the turn goes on, or closes it. `at.watch` may move on to
- * a later attempt's watch when the fallback watchdog switches models (fallback.ts).
+ * a later attempt's watch when the fallback watchdog switches models (turns/fallback.ts).
  */
 async function follow(ctx: CoreContext, watch: TurnWatch, options: RunTurnOptions, waitFor: (at: { watch: TurnWatch }) => Promise<WaitOutcome>): Promise<TurnSummary> {
   const at = { watch };

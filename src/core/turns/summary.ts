@@ -1,11 +1,11 @@
 // The turn summary: what a caller (or a calling model) needs to know about the last turn of a
 // session, built from its messages. Pure, so it is unit-tested on recorded messages.
+import type { SessionMessage } from "./session-message.js";
 import { isAbsolute, relative, resolve } from "node:path";
-import type { Schemas } from "../client/types.js";
-import type { PendingRequest } from "./approvals.js";
-import type { FallbackRecord } from "./fallback.js";
-import { isTerminal, outcomeOf, recordedError, type TurnVerdict } from "./turns/record.js";
-import { recordedMessage } from "./turns/v1-events.js";
+import type { Schemas } from "../../client/types.js";
+import type { PendingRequest } from "../policy/approvals.js";
+import { isTerminal, outcomeOf, recordedError, type TurnVerdict } from "./record.js";
+import { recordedMessage } from "./v1-events.js";
 
 /** Tools whose completed call edits the file named in its input. */
 export const FILE_TOOLS = new Set(["write", "edit", "apply_patch", "patch", "multiedit"]);
@@ -16,7 +16,16 @@ export const FILE_TOOLS = new Set(["write", "edit", "apply_patch", "patch", "mul
  */
 export type TurnStatus = "done" | "error" | "blocked" | "running" | "interrupted" | "lost" | "checks_failed" | "budget_exceeded";
 export type Detail = "final" | "summary" | "full";
-export type SessionMessage = { info: Schemas["Message"]; parts: Schemas["Part"][] };
+/** A model switch of the fallback watchdog (turns/fallback.ts); also kept per session in the instance registry. */
+export interface FallbackRecord {
+  /** `provider/model` that failed. */
+  from: string;
+  to: string;
+  reason: string;
+  /** ISO time of the switch. */
+  at: string;
+}
+
 type AnyError = NonNullable<Schemas["AssistantMessage"]["error"]>;
 export type FileDiff = Schemas["SnapshotFileDiff"];
 
@@ -74,7 +83,7 @@ export interface TurnSummary {
   /** The user message that started the turn (use it with session diff/revert). */
   messageId?: string;
   transcript?: TranscriptEntry[];
-  /** Model switches of the fallback watchdog during this turn (fallback.ts). */
+  /** Model switches of the fallback watchdog during this turn (turns/fallback.ts). */
   fallbacks?: FallbackRecord[];
 }
 

@@ -11,24 +11,16 @@
 // model sees the history exactly as the first one did; a turn that did work is kept and the next
 // model is asked to continue it.
 import { waitThrough, type BlockedHandler } from "./blocked.js";
-import type { CoreContext } from "./context.js";
-import { resolveModelRef } from "./discovery.js";
-import type { HubEvent } from "./event-hub.js";
-import { formatModel, type ModelRef } from "./model-resolve.js";
-import { lastTurn, type SessionMessage, type TurnSummary } from "./summary.js";
-import { keep } from "./turn.js";
-import { readLastTurn } from "./turn-messages.js";
-import { TurnWatch, type TurnWaitOptions, type WaitOutcome } from "./turn-watch.js";
-import type { RecordedError } from "./turns/record.js";
-
-export interface FallbackRecord {
-  /** `provider/model` that failed. */
-  from: string;
-  to: string;
-  reason: string;
-  /** ISO time of the switch. */
-  at: string;
-}
+import type { CoreContext } from "../context.js";
+import { resolveModelRef } from "../catalog/models.js";
+import type { HubEvent } from "../event-hub.js";
+import { formatModel, type ModelRef } from "../catalog/model-resolve.js";
+import { lastTurn, type FallbackRecord, type TurnSummary } from "./summary.js";
+import type { SessionMessage } from "./session-message.js";
+import { keep } from "./kept-watches.js";
+import { readLastTurn } from "./messages.js";
+import { TurnWatch, type TurnWaitOptions, type WaitOutcome } from "./watch.js";
+import type { RecordedError } from "./record.js";
 
 export interface FallbackPlan {
   /** Model of the first attempt; undefined: the session's default (named from its messages). */

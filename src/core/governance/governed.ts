@@ -3,10 +3,11 @@
 // from delegate.ts, which only supplies "run a turn (the task, or a follow-up message)".
 import { Budget, type BudgetCaps, type BudgetTotals } from "./budget.js";
 import type { CheckRun } from "./checks.js";
-import type { CoreContext } from "./context.js";
+import type { CoreContext } from "../context.js";
 import { gate } from "./gate.js";
-import type { TurnSummary } from "./summary.js";
-import { runningWatch, type RunTurnOptions } from "./turn.js";
+import type { TurnSummary } from "../turns/summary.js";
+import { runningWatch } from "../turns/kept-watches.js";
+import type { RunTurnOptions } from "../turns/turn.js";
 
 export interface GovernOptions extends BudgetCaps {
   /** Shell commands that must pass after the turn (run in the task's directory); see gate.ts. */

@@ -5,15 +5,16 @@
 // or when attaching to a session someone else prompted, it re-reads the server and resyncs the
 // machine; when the session stays idle without a recorded end, timers re-read and then give up
 // (`lost`); when the server goes away the turn is `lost` at once.
-import type { OpencodeClient } from "../client/connect.js";
-import type { Schemas } from "../client/types.js";
-import { describeRequest, listPending, permissionFrom, questionFrom, type PendingRequest } from "./approvals.js";
-import type { EventSource, HubEvent } from "./event-hub.js";
-import { FILE_TOOLS, filePathOf, type SessionMessage } from "./summary.js";
-import { readLastTurn, SeenMessages } from "./turn-messages.js";
-import { TurnMachine, type SessionActivity, type TurnEvent } from "./turns/machine.js";
-import type { RecordedError, TurnVerdict } from "./turns/record.js";
-import { recordedMessage, V1TurnEvents } from "./turns/v1-events.js";
+import type { OpencodeClient } from "../../client/connect.js";
+import type { Schemas } from "../../client/types.js";
+import { describeRequest, listPending, permissionFrom, questionFrom, type PendingRequest } from "../policy/approvals.js";
+import type { EventSource, HubEvent } from "../event-hub.js";
+import { FILE_TOOLS, filePathOf } from "./summary.js";
+import type { SessionMessage } from "./session-message.js";
+import { readLastTurn, SeenMessages } from "./messages.js";
+import { TurnMachine, type SessionActivity, type TurnEvent } from "./machine.js";
+import type { RecordedError, TurnVerdict } from "./record.js";
+import { recordedMessage, V1TurnEvents } from "./v1-events.js";
 
 export type TurnProgress =
   | { kind: "busy"; message: string }

@@ -2,7 +2,7 @@
 // code uses at run time: which releases were tested, which features passed on each, and which of
 // the pinned spec's operations each release lacks. Feature detection names "the first tested
 // release that has it" from here; the runner rewrites spec/compatibility.json.
-import data from "../../spec/compatibility.json" with { type: "json" };
+import data from "../../../spec/compatibility.json" with { type: "json" };
 
 export interface FeatureResult {
   ok: boolean;

@@ -1,8 +1,8 @@
 // Waiting through permission requests and questions: with an `onBlocked` hook (e.g. the MCP server
 // asking the human, or a deny policy) each request is handed to it and the wait goes on, so the
 // caller never sees `blocked` unless the hook gives the request back. The core stays MCP-free.
-import type { PendingRequest } from "./approvals.js";
-import type { TurnWatch, TurnWaitOptions, WaitOutcome } from "./turn-watch.js";
+import type { PendingRequest } from "../policy/approvals.js";
+import type { TurnWatch, TurnWaitOptions, WaitOutcome } from "./watch.js";
 
 /**
  * Answers (or declines to answer) one request. "handled": it was answered, keep waiting;

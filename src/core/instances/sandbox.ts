@@ -13,7 +13,7 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
-import { UsageError } from "./errors.js";
+import { UsageError } from "../errors.js";
 
 export interface SrtCommand {
   command: string;

@@ -1,7 +1,7 @@
 // Permission presets for delegated sessions, as opencode session rules (`{permission, pattern, action}`;
 // the last matching rule wins, and session rules come after the agent's).
-import type { Schemas } from "../client/types.js";
-import { quoted, UsageError } from "./errors.js";
+import type { Schemas } from "../../client/types.js";
+import { quoted, UsageError } from "../errors.js";
 
 export type PermissionRule = Schemas["PermissionRule"];
 export type PermissionPreset = "auto" | "readonly" | "agent";

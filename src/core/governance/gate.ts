@@ -3,7 +3,7 @@
 // check passes, else `checks_failed`. A turn that does not end `done` (running, blocked, error,
 // interrupted) stops the loop as it is: its checks were not run.
 import { DEFAULT_MAX_ROUNDS, failureMessage, runChecks, type CheckRun } from "./checks.js";
-import type { TurnSummary } from "./summary.js";
+import type { TurnSummary } from "../turns/summary.js";
 
 export interface GateOptions {
   checks: string[];

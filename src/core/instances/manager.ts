@@ -10,14 +10,15 @@ import { realpathSync } from "node:fs";
 import { realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { connect, type OpencodeClient } from "../client/connect.js";
-import { spawnOpencode, randomPassword, type SpawnedOpencode } from "../client/spawn.js";
-import type { Config } from "../config.js";
-import { quoted, UsageError } from "./errors.js";
-import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "./guard-rails.js";
-import { InstanceRegistry, processStartTime, withoutPassword, type FallbackRecord, type InstanceRow, type PublicInstanceRow, type StaleCleanup } from "./instance-registry.js";
-import { isProcessAlive } from "../client/discover.js";
-import type { PermissionRule } from "./permissions.js";
+import { connect, type OpencodeClient } from "../../client/connect.js";
+import { spawnOpencode, randomPassword, type SpawnedOpencode } from "../../client/spawn.js";
+import type { Config } from "../../config.js";
+import { quoted, UsageError } from "../errors.js";
+import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "../policy/guard-rails.js";
+import type { FallbackRecord } from "../turns/summary.js";
+import { InstanceRegistry, processStartTime, withoutPassword, type InstanceRow, type PublicInstanceRow, type StaleCleanup } from "./registry.js";
+import { isProcessAlive } from "../../client/discover.js";
+import type { PermissionRule } from "../policy/permissions.js";
 import { prepareSandbox, resolveSrt, type Sandbox } from "./sandbox.js";
 
 type Json = Record<string, unknown>;
@@ -38,7 +39,7 @@ export interface InstanceManagerOptions {
   guard?: boolean;
   /** How long to wait for `opencode serve` to listen (default 30 s). */
   startTimeoutMs?: number;
-  /** Run each instance in the srt OS sandbox (see src/core/sandbox.ts); never unsandboxed if it fails. */
+  /** Run each instance in the srt OS sandbox (see src/core/instances/sandbox.ts); never unsandboxed if it fails. */
   sandbox?: "srt";
   /** Path of the srt binary; default: the installed package's, else `srt` on PATH. */
   srtBinary?: string;

@@ -1,7 +1,7 @@
 // Session status is kept per directory instance (docs/opencode-behaviour.md §9): a session living in another project
 // must be read through a client bound to that project's directory.
-import type { CoreContext } from "./context.js";
-import { quoted, UsageError } from "./errors.js";
+import type { CoreContext } from "../context.js";
+import { quoted, UsageError } from "../errors.js";
 
 export async function sessionScope(ctx: CoreContext, sessionId: string): Promise<CoreContext> {
   if (typeof sessionId !== "string" || !sessionId.startsWith("ses_")) {

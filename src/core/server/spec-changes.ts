@@ -3,10 +3,10 @@
 // Bundling every operation of a ~480 KB spec takes a while, so it yields to the event loop between
 // operations, and runs once per spec (the matrix's recorded answer is used when it has one).
 import { isDeepStrictEqual } from "node:util";
-import { operationRow } from "../../codegen/lib/operation-row.js";
-import { operations, type OperationSpec } from "../../generated/operations.js";
+import { operationRow } from "../../../codegen/lib/operation-row.js";
+import { operations, type OperationSpec } from "../../../generated/operations.js";
 import { compatibility } from "./compatibility.js";
-import type { ServerSpec } from "./server-spec.js";
+import type { ServerSpec } from "./spec.js";
 
 const compared = (row: Pick<OperationSpec, "method" | "path" | "pathParams" | "query" | "body" | "bodyRequired" | "responses">) => ({
   method: row.method,

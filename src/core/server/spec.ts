@@ -5,10 +5,10 @@
 import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { listOperations, type OpenApiDocument, type SpecOperation } from "../../codegen/lib/spec.js";
-import { operations, specInfo } from "../../generated/operations.js";
-import type { OpencodeClient } from "../client/connect.js";
-import { readJson, writeJsonAtomic } from "./state-dir.js";
+import { listOperations, type OpenApiDocument, type SpecOperation } from "../../../codegen/lib/spec.js";
+import { operations, specInfo } from "../../../generated/operations.js";
+import type { OpencodeClient } from "../../client/connect.js";
+import { readJson, writeJsonAtomic } from "../state-dir.js";
 
 export interface ServerSpec {
   version: string;

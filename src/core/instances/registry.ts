@@ -10,16 +10,9 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { open, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { isOpencodeProcess, isProcessAlive, processArgv } from "../client/discover.js";
-import { ensureStateDir, readJson, writeJsonAtomic } from "./state-dir.js";
-
-export interface FallbackRecord {
-  from: string;
-  to: string;
-  reason: string;
-  /** ISO time. */
-  at: string;
-}
+import { isOpencodeProcess, isProcessAlive, processArgv } from "../../client/discover.js";
+import type { FallbackRecord } from "../turns/summary.js";
+import { ensureStateDir, readJson, writeJsonAtomic } from "../state-dir.js";
 
 export interface InstanceSession {
   id: string;

@@ -1,6 +1,6 @@
 // Turns what a person or model types ("sonnet", "fake/backup", "openrouter/x/y#high") into the
 // `{providerID, modelID, variant}` opencode needs. Pure, so it is unit-tested on recorded catalogs.
-import { quoted, UsageError } from "./errors.js";
+import { quoted, UsageError } from "../errors.js";
 
 export interface ModelRef {
   providerID: string;

@@ -1,7 +1,7 @@
 // Reading a session's messages for a turn: from the server, or as the event stream told them.
-import type { OpencodeClient } from "../client/connect.js";
-import type { Schemas } from "../client/types.js";
-import type { SessionMessage } from "./summary.js";
+import type { OpencodeClient } from "../../client/connect.js";
+import type { Schemas } from "../../client/types.js";
+import type { SessionMessage } from "./session-message.js";
 
 /** Messages read to find the last turn; a longer turn falls back to reading all. */
 const TURN_PAGE = 50;

@@ -1,8 +1,8 @@
 // Permission requests and questions that block a session, and answering them (v1 engine: the
 // high-level API drives v1 sessions, whose requests live at /permission and /question; docs/opencode-behaviour.md §5).
-import type { OpencodeClient } from "../client/connect.js";
-import type { Schemas } from "../client/types.js";
-import { UsageError } from "./errors.js";
+import type { OpencodeClient } from "../../client/connect.js";
+import type { Schemas } from "../../client/types.js";
+import { UsageError } from "../errors.js";
 
 export interface PendingPermission {
   kind: "permission";

@@ -1,0 +1,152 @@
+// The models a caller may use: the provider catalog (v1 `config.providers`, which blocks until
+// providers are loaded and honours `enabled_providers`; v2 `/api/model` is racy, docs/opencode-behaviour.md §3),
+// the allow and block globs, and model references. Everything shown is redacted: opencode returns keys verbatim.
+import type { CallResult,Schemas } from "../../client/types.js";
+import type { CoreContext,CoreSettings } from "../context.js";
+import { UsageError } from "../errors.js";
+import { formatModel,ModelResolutionError,resolveModel,type ModelRef } from "./model-resolve.js";
+import { redact,REDACTED } from "./redact.js";
+import type { DirectoryOption } from "../context.js";
+
+export type ProviderList = CallResult<"config.providers">;
+
+// ---------------------------------------------------------------------------------------------
+// Provider catalog (cached) and model references
+
+const CATALOG_TTL_MS = 10_000;
+// Keyed by the event hub: contexts re-scoped to a session's directory share it.
+const catalogCache = new WeakMap<object, Map<string, { at: number; value: Promise<ProviderList> }>>();
+
+/**
+ * `config.providers` with keys, options and headers redacted, cached per context and directory for
+ * 10 s: resolving a model for every delegation must not cost a request (the first one takes ~1 s).
+ */
+export function getProviderCatalog(ctx: CoreContext, options: DirectoryOption = {}): Promise<ProviderList> {
+  let byDirectory = catalogCache.get(ctx.hub);
+  if (!byDirectory) catalogCache.set(ctx.hub, (byDirectory = new Map()));
+  const key = options.directory ?? ctx.client.directory ?? "";
+  const hit = byDirectory.get(key);
+  if (hit && Date.now() - hit.at < CATALOG_TTL_MS) return hit.value;
+  const value = ctx.client.call("config.providers", {}, { directory: options.directory }).then((list) => ({ ...list, providers: list.providers.map(redactProvider) }));
+  const entry = { at: Date.now(), value };
+  byDirectory.set(key, entry);
+  value.catch(() => {
+    if (byDirectory.get(key) === entry) byDirectory.delete(key); // never cache a failure
+  });
+  return value;
+}
+
+// Field by field, so model ids (map keys such as "monkey-1") are never mistaken for secret names.
+function redactProvider(provider: Schemas["Provider"]): Schemas["Provider"] {
+  const models = Object.fromEntries(
+    Object.entries(provider.models).map(([id, model]) => [id, { ...model, options: redact(model.options), headers: redact({ headers: model.headers }).headers }]),
+  );
+  return { ...provider, ...(provider.key !== undefined ? { key: REDACTED } : {}), options: redact(provider.options), models };
+}
+
+/** `*` matches any run of characters, `/` included (model ids may contain `/`); case-insensitive. */
+export function globMatches(pattern: string, id: string): boolean {
+  const source = pattern
+    .trim()
+    .split("*")
+    .map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
+  return new RegExp(`^${source}$`, "i").test(id);
+}
+
+/** Why `id` (`provider/model`) may not be used, or undefined when it may. Block wins over allow. */
+export function modelRefusal(id: string, settings: CoreSettings): string | undefined {
+  const block = (settings.modelBlock ?? []).find((rule) => globMatches(rule, id));
+  if (block !== undefined) return `Model ${id} is blocked by the modelBlock rule "${block}" (OPENCODE_CONDUCTOR_MODEL_BLOCK).`;
+  const allow = settings.modelAllow ?? [];
+  if (allow.length > 0 && !allow.some((rule) => globMatches(rule, id))) {
+    return `Model ${id} is not allowed: it matches none of the modelAllow rules (${allow.join(", ")}; OPENCODE_CONDUCTOR_MODEL_ALLOW).`;
+  }
+  return undefined;
+}
+
+/**
+ * Resolves what a person typed to a model this conductor may use. Resolution runs on the allowed
+ * models first, so a partial name never lands on a blocked one; a name that only a refused model
+ * matches is a UsageError naming the rule.
+ */
+export async function resolveModelRef(ctx: CoreContext, input: string, options: DirectoryOption = {}): Promise<ModelRef> {
+  const catalog = await getProviderCatalog(ctx, options);
+  const allowed = {
+    ...catalog,
+    providers: catalog.providers.map((p) => ({ ...p, models: Object.fromEntries(Object.entries(p.models).filter(([id]) => !modelRefusal(`${p.id}/${id}`, ctx.settings))) })),
+  };
+  try {
+    return resolveModel(input, allowed);
+  } catch (error) {
+    if (!(error instanceof ModelResolutionError)) throw error;
+    let ref: ModelRef;
+    try {
+      ref = resolveModel(input, catalog);
+    } catch {
+      throw error; // unknown everywhere: the first error lists only usable candidates
+    }
+    const refusal = modelRefusal(formatModel({ ...ref, variant: undefined }), ctx.settings);
+    throw refusal ? new UsageError(`${refusal} List usable models with oc_models.`) : error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Models
+
+export interface ModelRow {
+  /** `provider/model`, as resolveModelRef and prompts take it. */
+  id: string;
+  name: string;
+  provider: string;
+  contextLimit: number;
+  outputLimit: number;
+  /** USD per million tokens. */
+  costIn: number;
+  costOut: number;
+  variants: string[];
+  capabilities: { reasoning: boolean; toolcall: boolean; attachment: boolean; images: boolean };
+}
+
+export interface ListModelsOptions extends DirectoryOption {
+  /** Case-insensitive substring of the id or the name. */
+  search?: string;
+  /** Exact provider id. */
+  provider?: string;
+  /** Only models costing nothing in and out. */
+  freeOnly?: boolean;
+}
+
+export async function listModels(ctx: CoreContext, options: ListModelsOptions = {}): Promise<ModelRow[]> {
+  const catalog = await getProviderCatalog(ctx, options);
+  const search = options.search?.trim().toLowerCase();
+  const provider = options.provider?.trim().toLowerCase();
+  const rows: ModelRow[] = [];
+  for (const p of catalog.providers) {
+    if (provider && p.id.toLowerCase() !== provider) continue;
+    for (const [key, m] of Object.entries(p.models)) {
+      const row = modelRow(p.id, key, m);
+      if (modelRefusal(row.id, ctx.settings)) continue;
+      if (search && !row.id.toLowerCase().includes(search) && !row.name.toLowerCase().includes(search)) continue;
+      if (options.freeOnly && (row.costIn !== 0 || row.costOut !== 0)) continue;
+      rows.push(row);
+    }
+  }
+  return rows.sort((a, b) => a.id.localeCompare(b.id));
+}
+
+function modelRow(providerID: string, key: string, m: Schemas["Model"]): ModelRow {
+  return {
+    id: `${providerID}/${key}`,
+    name: m.name,
+    provider: providerID,
+    contextLimit: m.limit.context,
+    outputLimit: m.limit.output,
+    costIn: m.cost.input,
+    costOut: m.cost.output,
+    variants: Object.keys(m.variants ?? {}),
+    capabilities: { reasoning: m.capabilities.reasoning, toolcall: m.capabilities.toolcall, attachment: m.capabilities.attachment, images: m.capabilities.input.image },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+// A session's messages, compact and paged, for a caller reading what an agent did.
+import { ConnectionError,errorForResponse,safeUrl } from "../../client/errors.js";
+import type { CoreContext } from "../context.js";
+import { type DirectoryOption } from "../context.js";
+import { UsageError } from "../errors.js";
+import { formatModel } from "../catalog/model-resolve.js";
+import { errorOf, type TurnError } from "../turns/summary.js";
+import type { SessionMessage } from "../turns/session-message.js";
+import { checkId,iso } from "./rows.js";
+
+export interface CompactMessage {
+  id: string;
+  role: "user" | "assistant";
+  time: string;
+  model?: string;
+  text?: string;
+  /** Tool names, in call order. */
+  tools?: string[];
+  error?: TurnError;
+}
+
+export interface MessagesPage {
+  /** Oldest first. */
+  messages: CompactMessage[];
+  /** Pass as `before` for the page of older messages; absent on the first message. */
+  nextBefore?: string;
+}
+
+const MAX_TEXT = 4_000;
+const PAGE_TIMEOUT_MS = 30_000;
+
+/** The newest `limit` (default 20) messages, or those before the `before` cursor of an earlier page. */
+export async function sessionMessages(ctx: CoreContext, id: string, options: DirectoryOption & { limit?: number; before?: string } = {}): Promise<MessagesPage> {
+  const limit = options.limit ?? 20;
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`limit must be a positive integer, got ${limit}.`);
+  const page = await messagesPage(ctx, checkId(id, "ses", "sessionId"), { ...options, limit });
+  return { messages: page.messages.map(compactMessage), ...(page.nextBefore ? { nextBefore: page.nextBefore } : {}) };
+}
+
+/**
+ * One page of `session.messages`. opencode puts the cursor for older messages only in the
+ * `X-Next-Cursor` response header (`before` takes that opaque cursor, not a message id), and
+ * `call()` returns bodies only, so this one read goes through the typed raw client.
+ */
+async function messagesPage(
+  ctx: CoreContext,
+  sessionID: string,
+  options: DirectoryOption & { limit: number; before?: string },
+): Promise<{ messages: SessionMessage[]; nextBefore?: string }> {
+  const directory = options.directory ?? ctx.client.directory;
+  const query = { limit: options.limit, ...(options.before ? { before: options.before } : {}), ...(directory ? { directory } : {}) };
+  const context = { operationId: "session.messages", method: "GET", url: safeUrl(ctx.client.url) };
+  let result;
+  try {
+    result = await ctx.client.raw.GET("/session/{sessionID}/message", { params: { path: { sessionID }, query }, signal: AbortSignal.timeout(PAGE_TIMEOUT_MS) });
+  } catch (error) {
+    const timeout = (error as Error | undefined)?.name === "TimeoutError";
+    throw new ConnectionError(
+      timeout
+        ? `opencode at ${context.url} did not answer session.messages within ${PAGE_TIMEOUT_MS} ms. Check that the server is healthy.`
+        : `Cannot reach opencode at ${context.url} (${(error as Error | undefined)?.message ?? String(error)}). Is it running?`,
+      timeout ? "timeout" : "unreachable",
+      context,
+      error,
+    );
+  }
+  if (!result.response.ok || !result.data) throw errorForResponse(result.response.status, result.error, context);
+  const next = result.response.headers.get("x-next-cursor");
+  return { messages: result.data, ...(next ? { nextBefore: next } : {}) };
+}
+
+function compactMessage(m: SessionMessage): CompactMessage {
+  const info = m.info;
+  const text = m.parts
+    .flatMap((p) => (p.type === "text" && !p.synthetic && !p.ignored ? [p.text] : []))
+    .join("\n")
+    .trim();
+  const tools = m.parts.flatMap((p) => (p.type === "tool" ? [p.tool] : []));
+  const model = info.role === "user" ? formatModel(info.model) : formatModel({ providerID: info.providerID, modelID: info.modelID });
+  const error = info.role === "assistant" ? errorOf(info.error) : undefined;
+  return {
+    id: info.id,
+    role: info.role,
+    time: iso(info.time.created),
+    model,
+    ...(text ? { text: text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}… (${text.length - MAX_TEXT} more characters)` : text } : {}),
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(error ? { error } : {}),
+  };
+}
+
+/** The last user message that started a turn (compaction requests are user messages too: skipped). */
+export async function lastUserMessage(ctx: CoreContext, sessionID: string, directory: string | undefined): Promise<SessionMessage | undefined> {
+  let before: string | undefined;
+  do {
+    const page = await messagesPage(ctx, sessionID, { limit: 20, before, directory });
+    const hit = page.messages.findLast((m) => m.info.role === "user" && !m.parts.some((p) => p.type === "compaction"));
+    if (hit) return hit;
+    before = page.nextBefore;
+  } while (before);
+  return undefined;
+}

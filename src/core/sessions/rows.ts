@@ -1,0 +1,77 @@
+// Sessions as a caller sees them: the compact row, listings, and the id checks every session action
+// shares (docs/opencode-behaviour.md §3).
+import type { Schemas } from "../../client/types.js";
+import type { CoreContext } from "../context.js";
+import { type DirectoryOption } from "../context.js";
+import { quoted,UsageError } from "../errors.js";
+
+export type Session = Schemas["Session"];
+
+export interface SessionRow {
+  id: string;
+  title: string;
+  directory: string;
+  parentId?: string;
+  /** ISO 8601 times. */
+  created: string;
+  updated: string;
+  archived?: string;
+}
+
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+export function sessionRow(s: Session): SessionRow {
+  return {
+    id: s.id,
+    title: s.title,
+    directory: s.directory,
+    ...(s.parentID ? { parentId: s.parentID } : {}),
+    created: iso(s.time.created),
+    updated: iso(s.time.updated),
+    ...(s.time.archived ? { archived: iso(s.time.archived) } : {}),
+  };
+}
+
+// The spec pins id prefixes; a wrong one makes opencode answer 500, not 400 (docs/opencode-behaviour.md §3).
+export function checkId(id: string | undefined, prefix: "ses" | "msg" | "prt", what: string): string {
+  if (typeof id !== "string" || !id.startsWith(prefix)) {
+    throw new UsageError(`${what} must be an opencode id starting with "${prefix}_", got ${quoted(id)}.${prefix === "ses" ? " List sessions with oc_sessions." : ""}`);
+  }
+  return id;
+}
+
+/** Call options: the session's directory when it is not the client's, and a longer timeout for synchronous calls. */
+export const opts = (directory: string | undefined, timeoutMs?: number) => ({ directory, ...(timeoutMs ? { timeoutMs } : {}) });
+
+// ---------------------------------------------------------------------------------------------
+// Listing
+
+export interface ListSessionsOptions extends DirectoryOption {
+  /** Case-insensitive text in the title. */
+  search?: string;
+  /** Only the child (sub-agent) sessions of this session. */
+  parentId?: string;
+  /** Default 50. */
+  limit?: number;
+}
+
+/** Sessions, most recently updated first. */
+export async function listSessions(ctx: CoreContext, options: ListSessionsOptions = {}): Promise<SessionRow[]> {
+  const limit = options.limit ?? 50;
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`limit must be a positive integer, got ${limit}.`);
+  const search = options.search?.trim() || undefined;
+  let sessions: Session[];
+  if (options.parentId !== undefined) {
+    const parentID = checkId(options.parentId, "ses", "parentId");
+    const needle = search?.toLowerCase();
+    sessions = (await ctx.client.call("session.children", { path: { sessionID: parentID } }, opts(options.directory))).filter(
+      (s) => !needle || s.title.toLowerCase().includes(needle),
+    );
+  } else {
+    sessions = await ctx.client.call("session.list", { query: { limit, ...(search ? { search } : {}) } }, opts(options.directory));
+  }
+  return sessions
+    .sort((a, b) => b.time.updated - a.time.updated)
+    .slice(0, limit)
+    .map(sessionRow);
+}
