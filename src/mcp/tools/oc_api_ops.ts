@@ -1,16 +1,16 @@
 // oc_api_ops: the catalogue of opencode's HTTP operations: the connected server's own when its spec
-// differs from the pin, else the pinned table (api-catalog.ts). Search it, or read one operation's
+// differs from the pin, else the pinned table (src/mcp/api/catalog.ts). Search it, or read one operation's
 // full input before calling it with oc_api. The lookups oc_api shares (an id or "METHOD /path" to an
 // operation, close matches for a wrong name, a compact rendering of a JSON Schema) live here too, so
 // both tools name and describe operations the same way. Every text input is bounded first: a long
 // one would otherwise keep the event loop busy for seconds.
 import { z } from "zod";
-import { clamped } from "../common.js";
+import { clamped } from "../shared-fields.js";
 import type { JsonSchema } from "../../../generated/operations.js";
 import { quoted, UsageError } from "../../core/errors.js";
 import { unsupported } from "../../core/server/feature-guard.js";
-import { defineTool } from "../tool.js";
-import { catalogFor, PINNED_CATALOG, type ApiCatalog, type ApiHead, type ApiOperation } from "./api-catalog.js";
+import { defineTool } from "../tool-def.js";
+import { catalogFor, PINNED_CATALOG, type ApiCatalog, type ApiHead, type ApiOperation } from "../api/catalog.js";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
