@@ -6,7 +6,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import addFormatsModule from "ajv-formats";
 import type { JsonSchema } from "../../../generated/operations.js";
 import type { ApiOperation } from "./catalog.js";
-import { deref, refName, shapeOf } from "../tools/oc_api_ops.js";
+import { deref, refName, shapeOf } from "./schema-text.js";
 
 // ajv-formats is CommonJS: under NodeNext its plugin may sit on `.default`.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;

@@ -11,7 +11,8 @@ import { callServerOperation } from "../api/call.js";
 import { catalogFor, pinnedOperation, type ApiCatalog, type ApiOperation } from "../api/catalog.js";
 import { partSchema, type Checked } from "../api/check.js";
 import { checkOffThread } from "../api/checker.js";
-import { matchPath, methodOf, resolveOperation, shapeOf, unknownOperation } from "./oc_api_ops.js";
+import { matchPath, methodOf, resolveOperation, unknownOperation } from "../api/operation-search.js";
+import { shapeOf } from "../api/schema-text.js";
 
 type Json = Record<string, unknown>;
 
