@@ -7,13 +7,13 @@
 // after a SIGKILL of the conductor the next start's cleanStale() finds the rows whose conductorPid is
 // dead and stops their servers.
 import { realpathSync } from "node:fs";
-import { realpath, stat } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { connect, type OpencodeClient } from "../../client/connect.js";
 import { spawnOpencode, randomPassword, type SpawnedOpencode } from "../../client/spawn.js";
 import type { Config } from "../../config.js";
-import { quoted, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 import { existingDirectory } from "../inputs/directory.js";
 import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "../policy/guard-rails.js";
 import type { FallbackRecord } from "../turns/summary.js";
