@@ -12,6 +12,7 @@ import type { Conductor } from "../core/conductor.js";
 import type { Connection, InstanceLease } from "./connection.js";
 import { UsageError } from "../core/errors.js";
 import type { RequestLog } from "../core/governance/request-ids.js";
+import type { TaskRecords } from "../core/governance/task-records.js";
 import { auditEntry, isAudited } from "./audit-entry.js";
 import { acceptedArguments } from "./client-arguments.js";
 import { withRefusals, type Decider, type RefusedApproval } from "./refusals.js";
@@ -43,6 +44,8 @@ export interface ToolContext {
   refused?: RefusedApproval[];
   /** Idempotent starts (request_id), kept in the state dir. */
   requests?: RequestLog;
+  /** What the web console reads about each task started (task-records.ts). */
+  tasks?: TaskRecords;
 }
 
 export interface ToolAnswer<O> {
@@ -84,6 +87,7 @@ export interface RegisterOptions {
   /** Where calls that change something are recorded. */
   audit?: AuditLog;
   requests?: RequestLog;
+  tasks?: TaskRecords;
 }
 
 export function registerTool(server: McpServer, def: ToolDef, options: RegisterOptions): void {
@@ -132,6 +136,7 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
     config: options.config,
     signal: extra.signal,
     requests: options.requests,
+    tasks: options.tasks,
     refused: [],
     canElicit: () => server.server.getClientCapabilities()?.elicitation?.form !== undefined,
     elicit(params, o = {}) {

@@ -13,9 +13,9 @@ export interface AuditEntry {
   session_id?: string;
   directory?: string;
   model?: string;
-  /** An approval's decision, and who gave it (`model`, `human` through elicitation, or `policy` when denied by configuration). */
+  /** An approval's decision, and who gave it (`model`, `human` through elicitation, `human (console)` in the web console, or `policy` when denied by configuration). */
   decision?: string;
-  by?: "model" | "human" | "policy" | "client";
+  by?: "model" | "human" | "human (console)" | "policy" | "client";
   files?: string[];
   tokens?: number;
   cost?: number;

@@ -21,6 +21,7 @@ import { permissionRules, type PermissionConfig, type Permissions } from "../../
 import type { InstanceLease } from "../connection.js";
 import { defineTool, type ToolContext } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
+import { recordTaskEnd, recordTaskStart } from "../task-record.js";
 
 /** opencode.json's `permission` shape; checked by the core with an error that names the bad entry. */
 export const rulesField = z.record(z.string(), z.unknown()).transform((rules) => rules as PermissionConfig);
@@ -96,6 +97,7 @@ async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined
       // An instance's session goes into the registry as soon as it exists, so it is on record while it runs.
       const record = async (id: string) => {
         if (lease) attach = await lease.record({ id, title: args.title ?? args.task.split("\n")[0]!.slice(0, 60), model: args.model ?? "" });
+        await recordTaskStart(ctx, conductor, { sessionId: id, tool: "oc_delegate", task: args.task, title: args.title, directory: lease?.directory ?? args.directory, model: args.model, agent: args.agent, fallbacks: args.fallback_models, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd, checks: args.checks });
         await onSession?.(id, 0);
       };
       const result = await conductor.delegate({
@@ -120,10 +122,11 @@ async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined
         ...(lease || args.guard ? { checkEnv: guardedEnv(process.env) } : {}),
         maxTokens: args.max_tokens,
         maxCostUsd: args.max_cost_usd,
-        onSession: lease || onSession ? record : undefined,
+        onSession: record,
       });
       await afterCancel(ctx, conductor, [result.sessionId], args.interrupt_on_cancel);
       const data = { ...turnData(result), ...(attach ? { isolation: "instance", attach } : {}) };
+      await recordTaskEnd(ctx, data);
       return { text: `${turnText(data)}${attach ? `\nWatch it live: ${attach}` : ""}`, data };
     };
     return startOnce(ctx, "oc_delegate", args.request_id, 1, start, (record) => replay(record.sessionIds[0]!));
