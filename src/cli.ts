@@ -141,7 +141,7 @@ async function main(): Promise<number> {
   const webConsole = process.env.OPENCODE_CONDUCTOR_CONSOLE === "1" ? startConsoleChild(process.argv[1]!) : undefined;
   if (webConsole) {
     webConsole.url.then(
-      (url) => process.stderr.write(`opencode-conductor: web console at ${url}\n`),
+      (url) => process.stderr.write(`opencode-conductor: web console at ${url} (pid ${webConsole.pid})\n`),
       (error: Error) => process.stderr.write(`opencode-conductor: the web console did not start: ${error.message}\n`),
     );
   } else process.stderr.write(`opencode-conductor: watch its work in a browser: ${consoleCommandLine()}\n`);

@@ -10,6 +10,7 @@ export function consoleCommandLine(env: NodeJS.ProcessEnv = process.env): string
 }
 
 export interface ConsoleChild {
+  pid: number | undefined;
   /** The console's URL with its sign-in token, once it listens. */
   url: Promise<string>;
   stop(): void;
@@ -31,6 +32,7 @@ export function startConsoleChild(cliPath: string, env: NodeJS.ProcessEnv = proc
   });
   url.catch(() => undefined);
   return {
+    pid: child.pid,
     url,
     stop() {
       if (child.exitCode === null) child.kill("SIGTERM");

@@ -165,6 +165,12 @@ describe("console (browser)", () => {
     await page.getByTestId("server-row").waitFor();
     expect(await page.getByTestId("server-row").textContent()).toContain("1.18.33");
     await shot("servers");
+    // A phone-width window: the same page, one column.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${consoleProc.origin}/#/`);
+    await page.getByTestId("task-row").first().waitFor();
+    await shot("overview-phone");
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // Agent-written markup stays text: shown literally, never run.
     const markup = results[0]!;

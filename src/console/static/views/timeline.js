@@ -20,6 +20,7 @@ function timelineData(tasks, now) {
     type: "bar",
     label: state,
     grouped: false,
+    order: 1, // drawn first: the markers stay on top
     backgroundColor: STATUS_COLORS[state],
     barPercentage: 0.7,
     data: tasks.flatMap((t, i) =>
@@ -29,7 +30,7 @@ function timelineData(tasks, now) {
         .map((s) => ({ y: labels[i], x: [sec(s.from), sec(s.to ?? t.ended_at ?? now)], task: t.id })),
     ),
   }));
-  const marks = (name, style, color, times) => ({ type: "scatter", label: name, pointStyle: style, pointRadius: 7, backgroundColor: color, borderColor: "#222", data: tasks.flatMap((t, i) => times(t).map((at) => ({ x: sec(at), y: labels[i] }))) });
+  const marks = (name, style, color, times) => ({ type: "scatter", label: name, order: 0, pointStyle: style, pointRadius: 7, backgroundColor: color, borderColor: "#222", data: tasks.flatMap((t, i) => times(t).map((at) => ({ x: sec(at), y: labels[i] }))) });
   return {
     labels,
     datasets: [
@@ -100,6 +101,7 @@ function ModelBars({ tasks }) {
 export function Timeline({ tasks, now, embedded }) {
   if (tasks.length === 0) return html`<p class="muted">Nothing to draw yet.</p>`;
   return html`
+    ${embedded ? "" : html`<h2>Timeline</h2>`}
     <${TaskBars} tasks=${tasks} now=${now} />
     ${embedded ? "" : html`<h2>Tokens and cost per model</h2><${ModelBars} tasks=${tasks} />`}
   `;
