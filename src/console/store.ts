@@ -2,7 +2,7 @@
 // records and the live events of each opencode server. Every change is announced to listeners (the
 // browser streams), as the changed row, never as a full reload.
 import type { PendingRequest } from "../core/policy/approvals.js";
-import type { TaskRecord } from "../core/governance/task-records.js";
+import type { TaskRecord, TaskStart } from "../core/governance/task-records.js";
 
 /** A stretch of a task's life in one state, for the timeline. `to` undefined: still in it. */
 export interface Segment {
@@ -11,22 +11,12 @@ export interface Segment {
   to?: number;
 }
 
-export interface TaskView {
+export interface TaskView extends Pick<TaskStart, "batch_id" | "index" | "tool" | "pid" | "server" | "directory" | "title" | "task" | "agent" | "budget"> {
   id: string;
-  batch_id?: string;
-  index?: number;
-  tool: string;
-  pid: number;
-  server: string;
-  directory?: string;
-  title?: string;
-  task?: string;
-  agent?: string;
   /** The model asked for, then the one the tool reported. */
   model?: string;
   fallbacks_configured: string[];
   fallbacks: Array<{ from: string; to: string; reason: string; at: string }>;
-  budget?: { max_tokens?: number; max_cost_usd?: number };
   checks_configured: string[];
   checks?: Array<{ round: number; command: string; passed: boolean; exit: number | null }>;
   started_at: number;

@@ -180,6 +180,27 @@ describe("console (browser)", () => {
     expect(await page.locator("[data-testid=transcript] script, [data-testid=transcript] img").count()).toBe(0);
   });
 
+  it("a question answered in the console: the waiting oc_delegate goes on with the choice", async () => {
+    const mcp = await mcpServer();
+    const questions = [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }];
+    oc.model.for("backup").queue(toolCall("question", { questions }), text("Blue it is."));
+    await page.goto(`${consoleProc.origin}/#/approvals`);
+    const call = mcp.call("oc_delegate", { task: "Pick a color", title: "question task", model: "fake/backup" }, { timeoutMs: 120_000 });
+    const card = page.locator("[data-testid=pending]", { hasText: "Which color?" });
+    await card.waitFor({ timeout: 60_000 });
+    await card.getByLabel("Blue").check();
+    await card.getByRole("button", { name: "Answer" }).click();
+    const result = await call;
+    expect(result.data).toMatchObject({ status: "done", answer: "Blue it is." });
+    // opencode recorded the choice as the question tool's result.
+    const client = connect({ url: oc.url, password: oc.password, directory: oc.directory });
+    const messages = await client.call("session.messages", { path: { sessionID: result.data.session_id as string } });
+    const tool = messages.flatMap((m) => m.parts).find((p) => p.type === "tool" && p.tool === "question");
+    expect(tool?.type === "tool" && tool.state.status === "completed" && tool.state.output).toContain('"Which color?"="Blue"');
+    await page.goto(`${consoleProc.origin}/#/audit`);
+    await page.locator('[data-testid=audit-row][data-by="human (console)"]', { hasText: "answered" }).waitFor({ timeout: 30_000 });
+  });
+
   it("shows the tasks of two MCP server processes at once", async () => {
     const [one, two] = [await mcpServer(), await mcpServer()];
     oc.model.for("scripted").queue(text("first server's answer", { delayMs: 4_000 }));
@@ -193,7 +214,7 @@ describe("console (browser)", () => {
     await shot("two-servers");
     const done = await Promise.all(calls);
     expect(done.map((d) => d.data.status)).toEqual(["done", "done"]);
-    await expect.poll(() => page.locator("[data-testid=task-row][data-status=done]").count(), { timeout: 30_000 }).toBe(5);
+    await expect.poll(() => page.locator("[data-testid=task-row][data-status=done]").count(), { timeout: 30_000 }).toBe(6);
   });
 
   it("refuses forged requests: no cookie, no or a foreign Origin, a foreign Host, a cross-origin page", async () => {

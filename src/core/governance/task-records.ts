@@ -5,8 +5,9 @@
 // Append-only through O_APPEND, one write per line (as the audit trail), mode 0600; no secrets: the
 // server is named by its URL without credentials, the task by its first line only.
 import { mkdirSync } from "node:fs";
-import { open, readFile, type FileHandle } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { readJsonLines } from "../state-dir.js";
 
 export interface TaskStart {
   event: "start";
@@ -89,22 +90,5 @@ export class TaskRecords {
 
 /** Every record of the file, oldest first; a torn last line is skipped. */
 export async function readTaskRecords(path: string): Promise<TaskRecord[]> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-  const records: TaskRecord[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      const record = JSON.parse(line) as TaskRecord;
-      if (typeof record.session_id === "string" && (record.event === "start" || record.event === "end")) records.push(record);
-    } catch {
-      // a line cut by a crash
-    }
-  }
-  return records;
+  return ((await readJsonLines(path)) as TaskRecord[]).filter((r) => typeof r?.session_id === "string" && (r.event === "start" || r.event === "end"));
 }
