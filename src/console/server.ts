@@ -60,9 +60,21 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     auditPath: o.config.auditPath,
     onRecord: (record) => {
       store.record(record);
-      if (record.event === "start") servers.follow(record.server);
+      if (record.event !== "start") return;
+      // A private instance's session is in the registry before its record is written.
+      const url = record.isolation === "instance" ? servers.instanceUrlOf(record.session_id) : record.server;
+      if (url) {
+        store.relocate(record.session_id, url);
+        servers.follow(url);
+      }
     },
-    onInstances: (rows) => servers.setInstances(rows),
+    onInstances: (rows) => {
+      servers.setInstances(rows);
+      for (const task of store.tasks.values()) {
+        const url = task.isolation === "instance" ? servers.instanceUrlOf(task.id) : undefined;
+        if (url) store.relocate(task.id, url);
+      }
+    },
     onAudit: () => store.emit({ type: "audit" }),
   });
 

@@ -47,6 +47,11 @@ export class Servers {
     return this.instances;
   }
 
+  /** The private instance holding `sessionId`, by the registry. */
+  instanceUrlOf(sessionId: string): string | undefined {
+    return this.instances.find((r) => r.sessions.some((s) => s.id === sessionId))?.url;
+  }
+
   conductor(url: string): Conductor | undefined {
     return this.followed.get(url)?.conductor;
   }

@@ -11,7 +11,7 @@ export interface Segment {
   to?: number;
 }
 
-export interface TaskView extends Pick<TaskStart, "batch_id" | "index" | "tool" | "pid" | "server" | "directory" | "title" | "task" | "agent" | "budget"> {
+export interface TaskView extends Pick<TaskStart, "batch_id" | "index" | "tool" | "pid" | "server" | "isolation" | "directory" | "title" | "task" | "agent" | "budget"> {
   id: string;
   /** The model asked for, then the one the tool reported. */
   model?: string;
@@ -67,7 +67,8 @@ export class Store {
         index: r.index,
         tool: r.tool,
         pid: r.pid,
-        server: r.server,
+        server: existing?.server ?? r.server,
+        isolation: r.isolation,
         directory: r.directory,
         title: r.title,
         task: r.task,
@@ -100,6 +101,12 @@ export class Store {
       checks: r.checks ?? task.checks,
       segments: closeSegments(task.segments, at),
     });
+  }
+
+  /** The task runs on another server than its record says (a private instance, found in the registry). */
+  relocate(sessionId: string, server: string): void {
+    const task = this.tasks.get(sessionId);
+    if (task && task.server !== server) this.put({ ...task, server });
   }
 
   /** opencode's session status changed (busy, retry, idle). */

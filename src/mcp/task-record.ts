@@ -2,7 +2,7 @@
 // console): one when a task's session exists, one when the call has the task's result.
 import type { Conductor } from "../core/conductor.js";
 import { firstLine } from "../core/governance/task-records.js";
-import type { ToolContext } from "./tool.js";
+import type { ToolContext } from "./tool-def.js";
 import type { TurnData } from "./turn-answer.js";
 
 export interface TaskStartInfo {
@@ -13,6 +13,8 @@ export interface TaskStartInfo {
   index?: number;
   title?: string;
   directory?: string;
+  /** "instance": the session runs on a private instance (the console finds it in the registry). */
+  isolation?: "shared" | "instance";
   model?: string;
   agent?: string;
   fallbacks?: string[];
@@ -30,6 +32,7 @@ export function recordTaskStart(ctx: ToolContext, conductor: Conductor, t: TaskS
     ...(t.batchId ? { batch_id: t.batchId, index: t.index } : {}),
     tool: t.tool,
     server: conductor.client.url,
+    ...(t.isolation === "instance" ? { isolation: "instance" as const } : {}),
     directory: t.directory ?? conductor.client.directory ?? ctx.config.directory,
     title: t.title,
     task: firstLine(t.task),

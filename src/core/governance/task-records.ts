@@ -20,8 +20,9 @@ export interface TaskStart {
   tool: string;
   /** The MCP server process that started it. */
   pid: number;
-  /** The opencode server's URL, without credentials. */
+  /** The opencode server's URL, without credentials (with isolation "instance": the shared one; the instance's is in the registry). */
   server: string;
+  isolation?: "instance";
   directory?: string;
   title?: string;
   /** The task's first line (at most 120 characters). */
