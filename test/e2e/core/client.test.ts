@@ -1,9 +1,9 @@
 // The typed client against a real opencode (no model needed): health, sessions, errors, events.
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { useClient } from "../support/conductor.js";
-import { AuthError, ConnectionError, connect, NotFoundError, type OpencodeEvent } from "../../src/client/index.js";
-import { makeProjectDir, startOpencode } from "../support/opencode.js";
+import { useClient } from "../../support/conductor.js";
+import { AuthError, ConnectionError, connect, NotFoundError, type OpencodeEvent } from "../../../src/client/index.js";
+import { makeProjectDir, startOpencode } from "../../support/opencode.js";
 
 const h = useClient();
 

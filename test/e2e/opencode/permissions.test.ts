@@ -4,11 +4,11 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, type OpencodeClient } from "../../src/client/index.js";
-import type { EventOf, Schemas } from "../../src/client/types.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { text, toolCall } from "../support/scripted-model.js";
-import { createSession, lastAssistant, prompt, readMessages, watchSession, type SessionWatch } from "../support/turns.js";
+import { connect, type OpencodeClient } from "../../../src/client/index.js";
+import type { EventOf, Schemas } from "../../../src/client/types.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { text, toolCall } from "../../support/scripted-model.js";
+import { createSession, lastAssistant, prompt, readMessages, watchSession, type SessionWatch } from "../../support/turns.js";
 
 let server: TestOpencode;
 let client: OpencodeClient;

@@ -4,11 +4,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { dumpMessages, useConductor, userTexts } from "../support/conductor.js";
-import { UsageError } from "../../src/core/errors.js";
-import { ModelResolutionError } from "../../src/core/catalog/model-resolve.js";
-import { makeProjectDir } from "../support/opencode.js";
-import { text, toolCall } from "../support/scripted-model.js";
+import { dumpMessages, useConductor, userTexts } from "../../support/conductor.js";
+import { UsageError } from "../../../src/core/errors.js";
+import { ModelResolutionError } from "../../../src/core/catalog/model-resolve.js";
+import { makeProjectDir } from "../../support/opencode.js";
+import { text, toolCall } from "../../support/scripted-model.js";
 
 const h = useConductor({
     gitInit: true,

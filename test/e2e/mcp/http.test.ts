@@ -8,12 +8,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/client/spawn.js";
-import { startHttpCli, type HttpCli } from "../support/http-cli.js";
-import { CLI } from "../support/mcp-client.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { isAlive, registerPid, unregisterPid } from "../support/registry.js";
-import { scratchHome } from "../support/scratch-home.js";
+import { freePort } from "../../../src/client/spawn.js";
+import { startHttpCli, type HttpCli } from "../../support/http-cli.js";
+import { CLI } from "../../support/mcp-client.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { isAlive, registerPid, unregisterPid } from "../../support/registry.js";
+import { scratchHome } from "../../support/scratch-home.js";
 
 const TOKEN = "test-token-0123456789abcdef";
 

@@ -4,10 +4,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { useClient } from "../support/conductor.js";
-import type { Schemas } from "../../src/client/types.js";
-import { text, toolCall } from "../support/scripted-model.js";
-import { createSession, lastAssistant, prompt, promptAndWait, readMessages, watchSession, type SessionMessages } from "../support/turns.js";
+import { useClient } from "../../support/conductor.js";
+import type { Schemas } from "../../../src/client/types.js";
+import { text, toolCall } from "../../support/scripted-model.js";
+import { createSession, lastAssistant, prompt, promptAndWait, readMessages, watchSession, type SessionMessages } from "../../support/turns.js";
 
 const h = useClient();
 

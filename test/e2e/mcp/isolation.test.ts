@@ -3,9 +3,9 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMcp, type McpSession } from "../support/mcp-client.js";
-import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../support/opencode.js";
-import { text, toolCall } from "../support/scripted-model.js";
+import { startMcp, type McpSession } from "../../support/mcp-client.js";
+import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../../support/opencode.js";
+import { text, toolCall } from "../../support/scripted-model.js";
 
 let server: TestOpencode;
 let mcp: McpSession | undefined;

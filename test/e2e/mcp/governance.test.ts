@@ -6,12 +6,12 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect } from "../../src/client/connect.js";
-import { FASTEST_HUMAN_MS } from "../../src/mcp/elicit.js";
-import { startMcp, type McpSession, type ToolCall } from "../support/mcp-client.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { text, toolCall, type ScriptedRequest } from "../support/scripted-model.js";
-import { readMessages } from "../support/turns.js";
+import { connect } from "../../../src/client/connect.js";
+import { FASTEST_HUMAN_MS } from "../../../src/mcp/elicit.js";
+import { startMcp, type McpSession, type ToolCall } from "../../support/mcp-client.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { text, toolCall, type ScriptedRequest } from "../../support/scripted-model.js";
+import { readMessages } from "../../support/turns.js";
 
 let server: TestOpencode;
 let human: McpSession; // declares elicitation: its user answers forms

@@ -2,8 +2,8 @@
 // timeout that leaves the slow tasks running. Sessions are created inside parallel(), so the steps
 // go on the shared model queue; any task may get any step.
 import { describe, expect, it } from "vitest";
-import { dumpMessages, useConductor } from "../support/conductor.js";
-import { httpError, text, times } from "../support/scripted-model.js";
+import { dumpMessages, useConductor } from "../../support/conductor.js";
+import { httpError, text, times } from "../../support/scripted-model.js";
 
 const h = useConductor();
 

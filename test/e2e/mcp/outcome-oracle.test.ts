@@ -6,10 +6,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, type OpencodeClient } from "../../src/client/index.js";
-import { startMcpFor, type McpSession } from "../support/mcp-client.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { hang, httpError, midStreamError, text, times, toolCall, type Step } from "../support/scripted-model.js";
+import { connect, type OpencodeClient } from "../../../src/client/index.js";
+import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { hang, httpError, midStreamError, text, times, toolCall, type Step } from "../../support/scripted-model.js";
 
 interface Row {
   name: string;

@@ -2,9 +2,9 @@
 // and steer, interrupt, and result(). The tests run in order; each queues its model steps on the
 // shared queue, in the order its requests will come.
 import { describe, expect, it } from "vitest";
-import { dumpMessages, useConductor, userTexts } from "../support/conductor.js";
-import type { HubEvent } from "../../src/core/event-hub.js";
-import { httpError, text } from "../support/scripted-model.js";
+import { dumpMessages, useConductor, userTexts } from "../../support/conductor.js";
+import type { HubEvent } from "../../../src/core/event-hub.js";
+import { httpError, text } from "../../support/scripted-model.js";
 
 const h = useConductor();
 

@@ -4,9 +4,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMcpFor, type McpSession } from "../support/mcp-client.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { text, toolCall } from "../support/scripted-model.js";
+import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { text, toolCall } from "../../support/scripted-model.js";
 
 let server: TestOpencode;
 let mcp: McpSession;

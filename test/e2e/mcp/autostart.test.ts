@@ -3,8 +3,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMcp, type McpSession } from "../support/mcp-client.js";
-import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../support/opencode.js";
+import { startMcp, type McpSession } from "../../support/mcp-client.js";
+import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../../support/opencode.js";
 
 let harness: TestOpencode; // only for its temp home and scripted model; its server is not used
 let env: Record<string, string>;

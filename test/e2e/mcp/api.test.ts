@@ -5,12 +5,12 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { Conductor } from "../../src/core/conductor.js";
-import { registerTool, type ToolDef } from "../../src/mcp/tool.js";
-import { ocApi } from "../../src/mcp/tools/oc_api.js";
-import { ocApiOps } from "../../src/mcp/tools/oc_api_ops.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
+import { loadConfig } from "../../../src/config.js";
+import { Conductor } from "../../../src/core/conductor.js";
+import { registerTool, type ToolDef } from "../../../src/mcp/tool.js";
+import { ocApi } from "../../../src/mcp/tools/oc_api.js";
+import { ocApiOps } from "../../../src/mcp/tools/oc_api_ops.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 
 let server: TestOpencode;
 let conductor: Conductor;

@@ -4,9 +4,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
-import { REGISTRY_DIR, isAlive } from "../support/registry.js";
-import { text } from "../support/scripted-model.js";
+import { makeProjectDir, startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { REGISTRY_DIR, isAlive } from "../../support/registry.js";
+import { text } from "../../support/scripted-model.js";
 
 interface GlobalEvent {
   directory?: string;

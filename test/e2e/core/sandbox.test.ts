@@ -7,13 +7,13 @@ import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { basename, delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveOpencodeBinary } from "../../src/client/spawn.js";
-import { Conductor } from "../../src/core/conductor.js";
-import { InstanceManager, type InstanceManagerOptions } from "../../src/core/instances/manager.js";
-import { offlineConfig, offlineEnv } from "../support/opencode.js";
-import { createProjectDir } from "../support/project-dir.js";
-import { registerPid, registerRoot, unregisterPid, unregisterRoot } from "../support/registry.js";
-import { startScriptedModel, text, toolCall, type ScriptedModel } from "../support/scripted-model.js";
+import { resolveOpencodeBinary } from "../../../src/client/spawn.js";
+import { Conductor } from "../../../src/core/conductor.js";
+import { InstanceManager, type InstanceManagerOptions } from "../../../src/core/instances/manager.js";
+import { offlineConfig, offlineEnv } from "../../support/opencode.js";
+import { createProjectDir } from "../../support/project-dir.js";
+import { registerPid, registerRoot, unregisterPid, unregisterRoot } from "../../support/registry.js";
+import { startScriptedModel, text, toolCall, type ScriptedModel } from "../../support/scripted-model.js";
 
 const BINARY_NAME = basename(resolveOpencodeBinary());
 const SECRET = "FAKE-PRIVATE-KEY-occ-sandbox-test";

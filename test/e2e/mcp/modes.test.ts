@@ -1,10 +1,10 @@
 // Server modes over stdio against real opencode: read-only, a single toolset, the lazy connection
 // (no opencode needed until the first tool call), and cancellation of a long oc_delegate.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../src/client/spawn.js";
-import { startMcp, type McpSession } from "../support/mcp-client.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { text } from "../support/scripted-model.js";
+import { freePort } from "../../../src/client/spawn.js";
+import { startMcp, type McpSession } from "../../support/mcp-client.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { text } from "../../support/scripted-model.js";
 
 let server: TestOpencode;
 const sessions: McpSession[] = [];

@@ -3,11 +3,11 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMcpFor, type McpSession } from "../support/mcp-client.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { text, toolCall } from "../support/scripted-model.js";
-import { readMessages } from "../support/turns.js";
-import { connect } from "../../src/client/connect.js";
+import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { text, toolCall } from "../../support/scripted-model.js";
+import { readMessages } from "../../support/turns.js";
+import { connect } from "../../../src/client/connect.js";
 
 let server: TestOpencode;
 let mcp: McpSession;

@@ -2,10 +2,10 @@
 // id and listed, when that server accepts our password.
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect } from "../../src/client/index.js";
-import { startMcp, type McpSession } from "../support/mcp-client.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { text } from "../support/scripted-model.js";
+import { connect } from "../../../src/client/index.js";
+import { startMcp, type McpSession } from "../../support/mcp-client.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { text } from "../../support/scripted-model.js";
 
 const password = randomBytes(12).toString("hex");
 let main: TestOpencode;

@@ -1,10 +1,10 @@
 // opencode's provider-error handling through our client (docs/opencode-behaviour.md §6): a 429 is retried 5 times,
 // honouring `retry-after-ms`, then fails with APIError; a 400 fails at once.
 import { describe, expect, it } from "vitest";
-import { useClient } from "../support/conductor.js";
-import type { OpencodeEvent, Schemas } from "../../src/client/types.js";
-import { httpError, times } from "../support/scripted-model.js";
-import { createSession, lastAssistant, promptAndWait } from "../support/turns.js";
+import { useClient } from "../../support/conductor.js";
+import type { OpencodeEvent, Schemas } from "../../../src/client/types.js";
+import { httpError, times } from "../../support/scripted-model.js";
+import { createSession, lastAssistant, promptAndWait } from "../../support/turns.js";
 
 const h = useClient();
 

@@ -8,11 +8,11 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect } from "../../src/client/connect.js";
-import { startHttpCli, type HttpCli } from "../support/http-cli.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { text, toolCall } from "../support/scripted-model.js";
-import { readMessages } from "../support/turns.js";
+import { connect } from "../../../src/client/connect.js";
+import { startHttpCli, type HttpCli } from "../../support/http-cli.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { text, toolCall } from "../../support/scripted-model.js";
+import { readMessages } from "../../support/turns.js";
 
 const TOKEN = "spec-test-token-0123456789abcdef";
 const ALLOWED = "https://app.example";

@@ -4,9 +4,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { dumpMessages, useConductor } from "../support/conductor.js";
-import { makeProjectDir } from "../support/opencode.js";
-import { text, toolCall } from "../support/scripted-model.js";
+import { dumpMessages, useConductor } from "../../support/conductor.js";
+import { makeProjectDir } from "../../support/opencode.js";
+import { text, toolCall } from "../../support/scripted-model.js";
 
 const h = useConductor({ permission: { bash: "ask" } });
 

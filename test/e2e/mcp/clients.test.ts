@@ -6,17 +6,17 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect } from "../../src/client/index.js";
-import { freePort } from "../../src/client/spawn.js";
+import { connect } from "../../../src/client/index.js";
+import { freePort } from "../../../src/client/spawn.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CLI } from "../support/mcp-client.js";
-import { docSnippet, localize, type Localize } from "../support/real-clients.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { isAlive } from "../support/registry.js";
-import { text, toolCall } from "../support/scripted-model.js";
-import { createSession, promptAndWait } from "../support/turns.js";
-import { scratchHome } from "../support/scratch-home.js";
+import { CLI } from "../../support/mcp-client.js";
+import { docSnippet, localize, type Localize } from "../../support/real-clients.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { isAlive } from "../../support/registry.js";
+import { text, toolCall } from "../../support/scripted-model.js";
+import { createSession, promptAndWait } from "../../support/turns.js";
+import { scratchHome } from "../../support/scratch-home.js";
 
 // The `mcp-inspector` bin of @modelcontextprotocol/inspector 0.15.0 imports `commander` without
 // declaring it, and here resolves tsup's commander 4 ("allowExcessArguments is not a function").

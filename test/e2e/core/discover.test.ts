@@ -3,9 +3,9 @@
 // discoverConnection picks for its directory. Other test files' servers may run at the same time,
 // so assertions look for ours rather than counting.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { discoverConnection, findRunningServers } from "../../src/client/discover.js";
-import { connect } from "../../src/client/connect.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
+import { discoverConnection, findRunningServers } from "../../../src/client/discover.js";
+import { connect } from "../../../src/client/connect.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 
 let server: TestOpencode;
 

@@ -9,10 +9,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { createConnection, type Connection } from "../../src/mcp/connection.js";
-import { createServer } from "../../src/mcp/server.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
+import { loadConfig } from "../../../src/config.js";
+import { createConnection, type Connection } from "../../../src/mcp/connection.js";
+import { createServer } from "../../../src/mcp/server.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 
 const BIG = "x".repeat(2 * 1024 * 1024);
 
