@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
-import { listedTools } from "../../src/mcp/tool-list.js";
+import { listedTools } from "../../src/mcp/listing/listed-tools.js";
 
 export const TOOLSNAPS_DIR = new URL("../__toolsnaps__/", import.meta.url);
 
