@@ -2,7 +2,7 @@
 import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
-import { checkId,opts } from "./rows.js";
+import { checkId,engineIn } from "./rows.js";
 import { lastUserMessage } from "./messages.js";
 
 export interface SessionDiff {
@@ -23,7 +23,7 @@ export async function sessionDiff(ctx: CoreContext, id: string, options: Directo
   try {
     const messageID = options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : (await lastUserMessage(ctx, sessionID, options.directory))?.info.id;
     if (!messageID) return { sessionId: sessionID, files: [] };
-    const read = () => ctx.client.call("session.diff", { path: { sessionID }, query: { messageID } }, opts(options.directory));
+    const read = () => engineIn(ctx, options.directory).turnDiff(sessionID, messageID);
     let diff = await read();
     if (diff.length === 0 && (await summaryPending(ctx, sessionID, messageID, options.directory)) && (await summarized.until(messageID))) diff = await read();
     return diffOf(sessionID, messageID, diff);
@@ -64,7 +64,7 @@ async function summaryOf(ctx: CoreContext, sessionID: string): Promise<{ until(m
 
 /** The turn of `messageID` edited files, and opencode has not yet written its summary. */
 async function summaryPending(ctx: CoreContext, sessionID: string, messageID: string, directory: string | undefined): Promise<boolean> {
-  const messages = await ctx.client.call("session.messages", { path: { sessionID } }, opts(directory));
+  const messages = await engineIn(ctx, directory).messages(sessionID);
   const user = messages.find((m) => m.info.id === messageID);
   if (!user || user.info.role !== "user" || user.info.summary) return false;
   const EDITS = new Set(["write", "edit", "patch", "apply_patch", "multiedit"]);

@@ -7,6 +7,6 @@ export async function sessionScope(ctx: CoreContext, sessionId: string): Promise
   if (typeof sessionId !== "string" || !sessionId.startsWith("ses_")) {
     throw new UsageError(`session_id must be an opencode session id starting with "ses_", got ${quoted(sessionId)}. List sessions with oc_sessions.`);
   }
-  const session = await ctx.client.call("session.get", { path: { sessionID: sessionId } });
-  return session.directory === ctx.client.directory ? ctx : { ...ctx, client: ctx.client.withDirectory(session.directory) };
+  const session = await ctx.engine.getSession(sessionId);
+  return session.directory === ctx.engine.directory ? ctx : { ...ctx, engine: ctx.engine.withDirectory(session.directory), client: ctx.client.withDirectory(session.directory) };
 }

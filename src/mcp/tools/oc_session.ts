@@ -40,8 +40,7 @@ const ACTION_HANDLERS: Record<Action, (c: Conductor, a: Args) => Promise<unknown
   rename: (c, a) => sessions.renameSession(c, a.session_id, need(a.title, "title", a.action), a),
   archive: async (c, a) => {
     const scoped = await sessionScope(c, a.session_id);
-    const s = await scoped.client.call("session.update", { path: { sessionID: a.session_id }, body: { time: { archived: Date.now() } } });
-    return sessions.sessionRow(s);
+    return sessions.sessionRow(await scoped.engine.archive(a.session_id));
   },
   delete: (c, a) => sessions.deleteSession(c, a.session_id, a),
   abort: (c, a) => sessions.abortSession(c, a.session_id, a),
