@@ -3,7 +3,8 @@
 // `lazyEngine` does it on first use, so a Conductor can be built synchronously and a server that
 // is not up yet is asked only when work starts. A failed detection is retried on the next call.
 import { connect, type ConnectOptions, type OpencodeClient } from "../../client/connect.js";
-import { detectServer } from "../../client/detect.js";
+import { createHash } from "node:crypto";
+import { detectServer, fetchServerSpec } from "../../client/detect.js";
 import { connectV2 } from "../../client/v2/client.js";
 import type { Engine } from "./engine.js";
 import type { HubEvent } from "./events.js";
@@ -13,10 +14,12 @@ import { V2Engine } from "./v2.js";
 /** Detects the server at `options.url` and connects the engine for its major. */
 export async function openEngine(options: ConnectOptions, v1Client: OpencodeClient = connect(options)): Promise<Engine> {
   const { url, password, username } = options;
-  const identity = await detectServer({ url, password, username, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const target = { url, password, username, ...(options.fetch ? { fetch: options.fetch } : {}) };
+  const identity = await detectServer(target);
   if (identity.major === 1) return new V1Engine(v1Client, identity.version);
-  const client = await connectV2({ ...options, identity });
-  return new V2Engine(client, options.directory);
+  const spec = await fetchServerSpec(target, identity);
+  const client = await connectV2({ ...options, identity, spec: spec.doc });
+  return new V2Engine(client, options.directory, { version: identity.version, sha256: createHash("sha256").update(spec.bytes).digest("hex"), doc: spec.doc });
 }
 
 type Resolver = () => Promise<Engine>;
@@ -47,7 +50,7 @@ function forwarding(resolve: Resolver, url: string, directory: string | undefine
     },
   } as Record<string, unknown>;
   const methods: Array<keyof Engine> = [
-    "info", "capabilities", "health", "watchKit", "usageTranslator", "createSession", "getSession", "listSessions", "childSessions", "setRules", "rename", "archive", "remove", "fork",
+    "info", "capabilities", "health", "openApi", "watchKit", "usageTranslator", "createSession", "getSession", "listSessions", "childSessions", "setRules", "rename", "archive", "remove", "fork",
     "revert", "unrevert", "compact", "shell", "todo", "prompt", "abort", "runState", "snapshot", "lastTurn", "newestMessageId", "messages",
     "messagesPage", "deleteMessage", "turnDiff", "listPending", "answerPermission", "answerQuestion", "providerCatalog", "configuredModel", "catalog",
   ];

@@ -141,6 +141,11 @@ export interface Engine {
   /** What this engine can do (no request on 1.x; from the server's spec on 2.x). */
   capabilities(): Promise<EngineCapabilities>;
   health(timeoutMs?: number): Promise<{ healthy: boolean; version: string }>;
+  /**
+   * The server's own OpenAPI document when the engine holds it (2.x: read at connect time for the
+   * route adapter); undefined on 1.x, whose spec server/spec.ts reads and caches itself.
+   */
+  openApi(): Promise<{ version: string; sha256: string; doc: unknown } | undefined>;
   /** The server's events, normalized into hub events, reconnecting when the stream drops. */
   events(options: { signal: AbortSignal }): AsyncGenerator<HubEvent>;
   /** How the turn machine reads this engine's evidence, and the translator for one session. */

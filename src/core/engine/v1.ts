@@ -73,6 +73,10 @@ export class V1Engine implements Engine {
     return this.infoCache;
   }
 
+  async openApi() {
+    return undefined;
+  }
+
   health(timeoutMs?: number): Promise<{ healthy: boolean; version: string }> {
     return this.client.call("global.health", {}, timeoutMs ? { timeoutMs } : {});
   }

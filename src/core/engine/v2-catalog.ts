@@ -61,9 +61,24 @@ function modelOf(m: V2Model): Schemas["Model"] {
   } as unknown as Schemas["Model"];
 }
 
+/**
+ * Right after the server starts, `model.list` answers `[]` until its providers have loaded (seen on
+ * the pre-release: the first call of a fresh server): an empty list is read again, a few times.
+ */
+const EMPTY_RETRIES = 20;
+const EMPTY_RETRY_MS = 250;
+
+async function modelList(client: OpencodeV2Client): Promise<unknown> {
+  for (let i = 0; ; i++) {
+    const list = await client.request("model.list", {});
+    if (dataOf(list).length > 0 || i >= EMPTY_RETRIES) return list;
+    await new Promise((resolve) => setTimeout(resolve, EMPTY_RETRY_MS));
+  }
+}
+
 export async function v2ProviderCatalog(client: OpencodeV2Client): Promise<EngineProviderList> {
   const [models, providers, preferred] = await Promise.all([
-    client.request("model.list", {}),
+    modelList(client),
     client.request("provider.list", {}),
     client.request("model.default", {}).catch(() => undefined),
   ]);

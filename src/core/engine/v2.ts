@@ -66,6 +66,7 @@ export class V2Engine implements Engine {
   constructor(
     readonly client: OpencodeV2Client,
     readonly directory: string | undefined,
+    private readonly spec?: { version: string; sha256: string; doc: unknown },
   ) {}
 
   get url(): string {
@@ -79,7 +80,7 @@ export class V2Engine implements Engine {
   withDirectory(directory: string | undefined): V2Engine {
     // 2.x routes take no directory: a session lives where it was created. The directory only
     // says where new sessions go.
-    return directory === this.directory ? this : new V2Engine(this.client, directory);
+    return directory === this.directory ? this : new V2Engine(this.client, directory, this.spec);
   }
 
   async capabilities() {
@@ -89,6 +90,10 @@ export class V2Engine implements Engine {
 
   async info(): Promise<EngineInfo> {
     return { kind: "v2", version: this.version, capabilities: await this.capabilities() };
+  }
+
+  async openApi() {
+    return this.spec;
   }
 
   async health(timeoutMs?: number): Promise<{ healthy: boolean; version: string }> {
@@ -267,7 +272,7 @@ export class V2Engine implements Engine {
 
   /**
    * 2.x records the files each step changed (`snapshot.files`); the pre-release has no per-session
-   * diff with line counts, so the turn's files come without them.
+   * diff with line counts, so the turn's files come without them (no made-up zeros).
    */
   async turnDiff(id: string, messageId: string): Promise<EngineFileDiff[]> {
     const raw = await this.allRaw(id);
@@ -278,7 +283,7 @@ export class V2Engine implements Engine {
       if (m.type === "user") break;
       for (const f of m.snapshot?.files ?? []) files.add(f);
     }
-    return [...files].sort().map((file) => ({ file, additions: 0, deletions: 0 }) as unknown as EngineFileDiff);
+    return [...files].sort().map((file) => ({ file }) as unknown as EngineFileDiff);
   }
 
   private async lastTurnRaw(id: string): Promise<V2Message[]> {

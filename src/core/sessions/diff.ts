@@ -9,7 +9,8 @@ export interface SessionDiff {
   sessionId: string;
   /** The user message whose turn this is; absent when the session has no user message. */
   messageId?: string;
-  files: Array<{ file: string; status?: "added" | "deleted" | "modified"; additions: number; deletions: number; patch?: string }>;
+  /** Line counts and the patch where opencode records them (1.x per turn; the 2.x pre-release lists files only). */
+  files: Array<{ file: string; status?: "added" | "deleted" | "modified"; additions?: number; deletions?: number; patch?: string }>;
 }
 
 /**
@@ -75,6 +76,6 @@ function diffOf(sessionID: string, messageID: string, diff: Schemas["SnapshotFil
   return {
     sessionId: sessionID,
     messageId: messageID,
-    files: diff.flatMap((d) => (d.file ? [{ file: d.file, ...(d.status ? { status: d.status } : {}), additions: d.additions, deletions: d.deletions, ...(d.patch ? { patch: d.patch } : {}) }] : [])),
+    files: diff.flatMap((d) => (d.file ? [{ file: d.file, ...(d.status ? { status: d.status } : {}), ...(d.additions !== undefined ? { additions: d.additions, deletions: d.deletions } : {}), ...(d.patch ? { patch: d.patch } : {}) }] : [])),
   };
 }

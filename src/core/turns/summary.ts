@@ -197,7 +197,7 @@ function filesChanged(replies: SessionMessage[], edited: Iterable<string> | unde
   if (diff && diff.length > 0) {
     // Diff paths are relative to the worktree root.
     return diff.flatMap((d) =>
-      d.file ? [{ path: show(where ? resolve(where.root, d.file) : d.file), ...(d.status ? { status: d.status } : {}), additions: d.additions, deletions: d.deletions }] : [],
+      d.file ? [{ path: show(where ? resolve(where.root, d.file) : d.file), ...(d.status ? { status: d.status } : {}), ...(d.additions !== undefined ? { additions: d.additions, deletions: d.deletions } : {}) }] : [],
     );
   }
   const paths = new Set<string>(edited ?? []);
