@@ -14,6 +14,7 @@ import { connect, type OpencodeClient } from "../../client/connect.js";
 import { spawnOpencode, randomPassword, type SpawnedOpencode } from "../../client/spawn.js";
 import type { Config } from "../../config.js";
 import { quoted, UsageError } from "../errors.js";
+import { existingDirectory } from "../inputs/directory.js";
 import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "../policy/guard-rails.js";
 import type { FallbackRecord } from "../turns/summary.js";
 import { InstanceRegistry, processStartTime, withoutPassword, type InstanceRow, type PublicInstanceRow, type StaleCleanup } from "./registry.js";
@@ -115,7 +116,7 @@ export class InstanceManager {
 
   /** The running instance for `directory`, started (and recorded) when there is none. */
   async acquire(directory: string): Promise<Instance> {
-    const dir = await existingDirectory(directory);
+    const dir = await existingDirectory(directory, { real: true });
     const running = this.instances.get(dir);
     if (running && !running.stopping) {
       this.touch(dir);
@@ -409,13 +410,6 @@ export function sharedInstanceManager(config: Pick<Config, "stateDir" | "instanc
     shared = { stateDir: config.stateDir, manager: new InstanceManager({ stateDir: config.stateDir, ttlS: config.instanceTtlS, ...sandbox, ...options }) };
   }
   return shared.manager;
-}
-
-async function existingDirectory(directory: string): Promise<string> {
-  const abs = resolve(directory);
-  const info = await stat(abs).catch(() => undefined);
-  if (!info?.isDirectory()) throw new UsageError(`Directory ${quoted(directory)} does not exist (or is not a directory): give an existing project directory.`);
-  return realpath(abs);
 }
 
 function realpathOrSelf(path: string): string {

@@ -10,7 +10,9 @@ import { formatModel,type ModelRef } from "../catalog/model-resolve.js";
 import { errorOf } from "../turns/summary.js";
 import type { SessionMessage } from "../turns/session-message.js";
 import { TurnWatch } from "../turns/watch.js";
-import { checkId,engineIn,sessionRow,type SessionRow } from "./rows.js";
+import { checkId } from "../inputs/ids.js";
+import { sessionScope } from "./scope.js";
+import { engineIn, sessionRow, type SessionRow } from "./rows.js";
 import { runState } from "./info.js";
 import { lastUserMessage } from "./messages.js";
 
@@ -24,6 +26,12 @@ export async function renameSession(ctx: CoreContext, id: string, title: string,
   const trimmed = title.trim();
   if (!trimmed) throw new UsageError("The new title is empty. Give the session a non-empty title.");
   return sessionRow(await engineIn(ctx, options.directory).rename(checkId(id, "ses", "sessionId"), trimmed));
+}
+
+/** Hides the session from opencode's lists (it stays readable); the update goes to the session's own directory. */
+export async function archiveSession(ctx: CoreContext, id: string): Promise<SessionRow> {
+  const scoped = await sessionScope(ctx, id);
+  return sessionRow(await scoped.engine.archive(id));
 }
 
 const ABORT_SETTLE_MS = 10_000;
@@ -111,7 +119,7 @@ async function sessionModel(ctx: CoreContext, sessionID: string, directory: stri
     const s = await engineIn(ctx, directory).getSession(sessionID);
     if (s.model) ref = { providerID: s.model.providerID, modelID: s.model.modelID };
   }
-  if (!ref) throw new UsageError(`Session ${sessionID} has no messages, so it has no model yet. Pass \`model\` (list models with oc_models).`);
+  if (!ref) throw new UsageError(`Session ${sessionID} has no messages, so it has no model yet. Pass \`model\` (one from the model list).`, "models");
   const refusal = modelRefusal(formatModel(ref), ctx.settings);
   if (refusal) throw new UsageError(`${refusal} Pass another \`model\` to compact with.`);
   return ref;

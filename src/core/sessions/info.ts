@@ -4,7 +4,8 @@ import type { CoreContext } from "../context.js";
 import type { EngineSession, RunState as EngineRunState } from "../engine/engine.js";
 import { type DirectoryOption } from "../context.js";
 import { formatModel } from "../catalog/model-resolve.js";
-import { checkId,engineIn,iso,sessionRow,type SessionRow } from "./rows.js";
+import { checkId } from "../inputs/ids.js";
+import { engineIn, iso, sessionRow, type SessionRow } from "./rows.js";
 
 export type RunState = "idle" | "busy" | "retry";
 

@@ -5,7 +5,8 @@ import { UsageError } from "../errors.js";
 import { formatModel } from "../catalog/model-resolve.js";
 import { errorOf, type TurnError } from "../turns/summary.js";
 import type { SessionMessage } from "../turns/session-message.js";
-import { checkId,engineIn,iso } from "./rows.js";
+import { checkId } from "../inputs/ids.js";
+import { engineIn, iso } from "./rows.js";
 
 export interface CompactMessage {
   id: string;

@@ -4,6 +4,7 @@ import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
 import type { Engine, EngineSession } from "../engine/engine.js";
 import { type DirectoryOption } from "../context.js";
+import { checkId } from "../inputs/ids.js";
 import { quoted,UsageError } from "../errors.js";
 
 export type Session = Schemas["Session"];
@@ -31,14 +32,6 @@ export function sessionRow(s: EngineSession): SessionRow {
     updated: iso(s.time.updated),
     ...(s.time.archived ? { archived: iso(s.time.archived) } : {}),
   };
-}
-
-// The spec pins id prefixes; a wrong one makes opencode answer 500, not 400 (docs/opencode-behaviour.md §3).
-export function checkId(id: string | undefined, prefix: "ses" | "msg" | "prt", what: string): string {
-  if (typeof id !== "string" || !id.startsWith(prefix)) {
-    throw new UsageError(`${what} must be an opencode id starting with "${prefix}_", got ${quoted(id)}.${prefix === "ses" ? " List sessions with oc_sessions." : ""}`);
-  }
-  return id;
 }
 
 /** The engine bound to `directory` when one is given (the session's own, when it is not the context's). */
