@@ -5,7 +5,7 @@ import type { CoreContext } from "../context.js";
 import type { Engine, EngineSession } from "../engine/engine.js";
 import { type DirectoryOption } from "../context.js";
 import { checkId } from "../inputs/ids.js";
-import { quoted,UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 
 export type Session = Schemas["Session"];
 
