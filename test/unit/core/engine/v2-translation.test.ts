@@ -4,6 +4,7 @@
 // question form that blocks it, its answer, a step's usage for budgets), and 2.x messages in the
 // core's shape (engine/v2-messages.ts), from which the summary reads the answer, tools, files and
 // outcome that the server recorded.
+import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { V2Event } from "../../../../src/client/v2/events.js";
 import type { WatchSignal } from "../../../../src/core/engine/engine.js";
@@ -80,7 +81,8 @@ describe("2.x messages in the core's shape", () => {
     // The file the write tool named (this recording's project has no git, so no step snapshot lists it).
     const written = r.final.flatMap((m) => m.content ?? []).flatMap((c) => (c.type === "tool" && c.name === "write" ? [String(c.state?.input?.path)] : []));
     expect(written).toHaveLength(1);
-    expect(summary.files?.map((f) => f.path)).toEqual(written);
+    // Shown relative to the session's directory, as on 1.x.
+    expect(summary.files?.map((f) => f.path)).toEqual(written.map((p) => relative(r.directory, p)));
     expect(summary.messageId).toBe(r.final.find((m) => m.type === "user")!.id);
   });
 
