@@ -206,6 +206,14 @@ describe("console (browser)", () => {
 
   it("shows the tasks of two MCP server processes at once", async () => {
     const [one, two] = [await mcpServer(), await mcpServer()];
+    // Each says how to open the console: in its startup log line and in oc_status.
+    let log = "";
+    one.transport.stderr!.on("data", (c: Buffer) => (log += c.toString()));
+    const command = `OPENCODE_CONDUCTOR_STATE_DIR=${JSON.stringify(stateDir)} npx opencode-conductor console --open`;
+    await expect.poll(() => log).toContain(`watch its work in a browser: ${command}`);
+    const status = await one.call("oc_status");
+    expect(status.text).toContain(`Web console (tasks, approvals, timeline, audit): ${command}`);
+    expect(status.data.console).toBe(command);
     oc.model.for("scripted").queue(text("first server's answer", { delayMs: 4_000 }));
     oc.model.for("backup").queue(text("second server's answer", { delayMs: 4_000 }));
     await page.goto(`${consoleProc.origin}/#/`);
@@ -217,7 +225,7 @@ describe("console (browser)", () => {
     await shot("two-servers");
     const done = await Promise.all(calls);
     expect(done.map((d) => d.data.status)).toEqual(["done", "done"]);
-    await expect.poll(() => page.locator("[data-testid=task-row][data-status=done]").count(), { timeout: 30_000 }).toBe(6);
+    for (const d of done) await expect.poll(() => page.locator(`[data-testid=task-row][data-session="${d.data.session_id as string}"]`).getAttribute("data-status"), { timeout: 30_000 }).toBe("done");
   });
 
   it("a task on a private instance: its row names the instance, the Servers view lists it and stops it once idle", async () => {
