@@ -2,7 +2,7 @@
 // the core; the two writes (answer a request, stop an idle instance) act on opencode directly, so
 // an MCP call waiting on the request goes on by itself, and each is audited as the console's.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { AuditLog, readAudit, type AuditEntry } from "../core/governance/audit.js";
+import { type AuditLog, readAudit, type AuditEntry } from "../core/governance/audit.js";
 import { terminate, InstanceRegistry } from "../core/instances/registry.js";
 import { sessionDiff } from "../core/sessions/diff.js";
 import { sessionScope } from "../core/sessions/scope.js";
