@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../src/client/connect.js";
-import { isProcessAlive } from "../../src/client/discover.js";
+import { isProcessAlive } from "../../src/client/discovery/processes.js";
 import { startMcp, type McpSession } from "../support/mcp-client.js";
 import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
