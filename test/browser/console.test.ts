@@ -183,7 +183,7 @@ describe("console (browser)", () => {
     expect(await page.locator("[data-testid=transcript] script, [data-testid=transcript] img").count()).toBe(0);
   });
 
-  it("a question answered in the console: the waiting oc_delegate goes on with the choice", async () => {
+  it("a question answered in the console by keyboard: the waiting oc_delegate goes on with the choice", async () => {
     const mcp = await mcpServer();
     const questions = [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }];
     oc.model.for("backup").queue(toolCall("question", { questions }), text("Blue it is."));
@@ -191,8 +191,11 @@ describe("console (browser)", () => {
     const call = mcp.call("oc_delegate", { task: "Pick a color", title: "question task", model: "fake/backup" }, { timeoutMs: 120_000 });
     const card = page.locator("[data-testid=pending]", { hasText: "Which color?" });
     await card.waitFor({ timeout: 60_000 });
-    await card.getByLabel("Blue").check();
-    await card.getByRole("button", { name: "Answer" }).click();
+    // By keyboard only: the page is operable without a mouse.
+    await card.getByLabel("Blue").focus();
+    await page.keyboard.press("Space");
+    await card.getByRole("button", { name: "Answer" }).focus();
+    await page.keyboard.press("Enter");
     const result = await call;
     expect(result.data).toMatchObject({ status: "done", answer: "Blue it is." });
     // opencode recorded the choice as the question tool's result.
