@@ -34,7 +34,8 @@ export default defineConfig({
       {
         test: {
           name: "e2e",
-          include: ["test/e2e/**/*.test.ts"],
+          // opencode/: facts about opencode itself; core/: the library; mcp/: the built MCP server.
+          include: ["test/e2e/opencode/**/*.test.ts", "test/e2e/core/**/*.test.ts", "test/e2e/mcp/**/*.test.ts"],
           globalSetup: ["test/support/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 60_000,
