@@ -13,14 +13,29 @@ import { sessionScope } from "./sessions/scope.js";
 import type { Detail } from "./turns/summary.js";
 import { runningWatches } from "./turns/kept-watches.js";
 import type { WaitOptions } from "./turns/turn.js";
+import type { TaskQueue } from "./queue/client.js";
+import { queueSettingsFromEnv, type QueueSettings } from "./queue/settings.js";
+import type { QueuedDelegateOptions } from "./queue/spec.js";
 
-export type ConductorOptions = (ConnectOptions | { client: OpencodeClient }) & CoreSettings;
+export type ConductorOptions = (ConnectOptions | { client: OpencodeClient }) &
+  CoreSettings & {
+    /**
+     * Run delegate/parallel/wait/result/interrupt as jobs on a Redis-backed BullMQ queue, by workers
+     * (docs/scaling.md). Default: OPENCODE_CONDUCTOR_QUEUE; `false`: always in this process.
+     */
+    queue?: QueueSettings | false;
+  };
+
+/** opencode's session ids; anything else given to wait/result/interrupt with a queue is a task id. */
+const isSessionId = (id: string) => typeof id === "string" && id.startsWith("ses_");
 
 export class Conductor implements CoreContext {
   readonly client: OpencodeClient;
   readonly hub: EventHub;
   readonly settings: CoreSettings;
   readonly sessionDefaults = new Map<string, SessionDefaults>();
+  readonly queueSettings?: QueueSettings;
+  private fleet?: Promise<TaskQueue>;
 
   constructor(options: ConductorOptions) {
     this.client = "client" in options ? options.client : connect(options);
@@ -32,16 +47,29 @@ export class Conductor implements CoreContext {
       fallbackModels: options.fallbackModels,
       retryTimeoutS: options.retryTimeoutS,
     };
+    this.queueSettings = options.queue === false ? undefined : (options.queue ?? queueSettingsFromEnv());
+  }
+
+  /** The fleet's queue, when one is configured (loaded only then: no Redis client otherwise). */
+  taskQueue(): Promise<TaskQueue> | undefined {
+    const settings = this.queueSettings;
+    if (!settings) return undefined;
+    return (this.fleet ??= import("./queue/client.js").then(({ TaskQueue }) => new TaskQueue(settings)));
   }
 
   /** Hands a task to an agent (new, continued or forked session) and, by default, waits for the result. */
-  delegate(options: DelegateOptions) {
-    return delegate(this, options);
+  async delegate(options: DelegateOptions & Pick<QueuedDelegateOptions, "repo" | "guard" | "requestId">) {
+    const fleet = this.taskQueue();
+    return fleet ? (await fleet).delegate(options) : delegate(this, options);
   }
 
   /** Runs independent tasks at once, one session each; one failure never fails the others. */
-  parallel(tasks: ParallelTask[], options?: ParallelOptions) {
-    return parallel(this, tasks, options);
+  async parallel(tasks: Array<ParallelTask & Pick<QueuedDelegateOptions, "repo" | "guard">>, options?: ParallelOptions & { requestId?: string }) {
+    const fleet = this.taskQueue();
+    if (!fleet) return parallel(this, tasks, options);
+    // The fleet's workers set how many run at once; approvals cannot reach a worker's session.
+    const o = options ?? {};
+    return (await fleet).parallel(tasks, { requestId: o.requestId, timeoutMs: o.timeoutMs, signal: o.signal, detail: o.detail, maxTokens: o.maxTokens, maxCostUsd: o.maxCostUsd, onTaskProgress: o.onProgress });
   }
 
   /** Queues a message after the current turn, or steers (interrupt, then continue with it). */
@@ -49,16 +77,23 @@ export class Conductor implements CoreContext {
     return send(this, sessionId, message, options);
   }
 
-  interrupt(sessionId: string, options?: { detail?: Detail }) {
-    return interrupt(this, sessionId, options);
+  /** Stops a session's turn; with a queue, a task id cancels the task (queued or running). */
+  async interrupt(sessionId: string, options?: { detail?: Detail }) {
+    const fleet = this.taskQueue();
+    return fleet && !isSessionId(sessionId) ? (await fleet).cancel(sessionId) : interrupt(this, sessionId, options);
   }
 
-  wait(sessionId: string, options?: WaitOptions) {
-    return wait(this, sessionId, options);
+  /** Waits for a session's turn; with a queue, a task id waits for the task on the fleet. */
+  async wait(sessionId: string, options?: WaitOptions) {
+    const fleet = this.taskQueue();
+    return fleet && !isSessionId(sessionId) ? (await fleet).wait(sessionId, options) : wait(this, sessionId, options);
   }
 
-  result(sessionId: string, options?: { detail?: Detail }) {
-    return result(this, sessionId, options);
+  async result(sessionId: string, options?: { detail?: Detail }) {
+    const fleet = this.taskQueue();
+    if (!fleet || isSessionId(sessionId)) return result(this, sessionId, options);
+    const last = await (await fleet).read(sessionId);
+    return { sessionId: last.sessionId, state: last.status === "running" ? ("busy" as const) : ("idle" as const), last };
   }
 
   /**
@@ -97,5 +132,7 @@ export class Conductor implements CoreContext {
    */
   close(): void {
     this.hub.close();
+    void this.fleet?.then((q) => q.close());
+    this.fleet = undefined;
   }
 }

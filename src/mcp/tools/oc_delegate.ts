@@ -21,6 +21,8 @@ import { permissionRules, type PermissionConfig, type Permissions } from "../../
 import type { InstanceLease } from "../connection.js";
 import { defineTool, type ToolContext } from "../tool.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
+import { queuedAnswer } from "../queued.js";
+import { isQueued } from "../../core/queue/outcome.js";
 
 /** opencode.json's `permission` shape; checked by the core with an error that names the bad entry. */
 export const rulesField = z.record(z.string(), z.unknown()).transform((rules) => rules as PermissionConfig);
@@ -67,6 +69,11 @@ export const ocDelegate = defineTool({
   input,
   output: turnOutput,
   async run(args, ctx) {
+    // With OPENCODE_CONDUCTOR_QUEUE, new work is a job for the fleet's workers (docs/scaling.md).
+    if (args.session_id === undefined && args.isolation !== "instance") {
+      const main = await ctx.conductor();
+      if (main.queueSettings) return delegateQueued(main, args, ctx);
+    }
     const lease = args.isolation === "instance" ? await leaseInstance(ctx, args.directory) : undefined;
     try {
       return await delegateOn(lease?.conductor ?? (await ctx.conductor(args.session_id)), lease, args, ctx);
@@ -75,6 +82,35 @@ export const ocDelegate = defineTool({
     }
   },
 });
+
+/** The whole task goes into the job; request_id is its job id, so a repeat is the same task fleet-wide. */
+async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext) {
+  const { onBlocked: _, ...wait } = waitOptions(ctx, conductor, args);
+  const r = await conductor.delegate({
+    task: args.task,
+    directory: args.directory,
+    title: args.title,
+    model: args.model,
+    fallbackModels: args.fallback_models,
+    agent: args.agent,
+    agents: args.agents,
+    files: args.files,
+    command: args.command,
+    permissions: args.rules ?? args.permissions,
+    guard: args.guard,
+    wait: args.wait,
+    ...wait,
+    checks: args.checks,
+    maxRounds: args.max_rounds,
+    checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
+    maxTokens: args.max_tokens,
+    maxCostUsd: args.max_cost_usd,
+    requestId: args.request_id,
+  });
+  if (!isQueued(r)) throw new Error("The queue answered without a task record.");
+  await afterCancel(ctx, conductor, [r.task.id], args.interrupt_on_cancel);
+  return queuedAnswer(r);
+}
 
 async function leaseInstance(ctx: ToolContext, directory: string | undefined): Promise<InstanceLease> {
   if (!ctx.instance) throw new UsageError('isolation "instance" is not available in this server.');
