@@ -55,6 +55,15 @@ export interface QueueStatus {
 
 type TaskJob = Job<TaskSpec, TaskOutcome>;
 
+const isOutcome = (v: unknown): v is TaskOutcome => typeof v === "object" && v !== null && "summary" in v && "attempts" in v;
+
+/** A finished job's answer as the caller sees it. */
+function fromOutcome(queueName: string, out: TaskOutcome, times: Pick<TaskView, "enqueuedAt" | "startedAt" | "finishedAt">): QueuedSummary {
+  const state = out.summary.error?.name === "Cancelled" ? "cancelled" : "finished";
+  const view: TaskView = { id: out.taskId, queue: queueName, ...times, state, attempts: out.attempts, worker: out.worker, host: out.host, ...(out.repo ? { repo: out.repo } : {}) };
+  return { ...out.summary, task: view };
+}
+
 export class TaskQueue {
   readonly settings: Required<QueueSettings>;
   readonly keys: FleetKeys;
@@ -95,9 +104,8 @@ export class TaskQueue {
   }
 
   /** Where a task goes: the queue of the root holding its directory, else the shared queue. */
-  private async place(spec: TaskSpec): Promise<string> {
+  private place(spec: TaskSpec, roots: string[]): string {
     if (spec.directory === undefined) return ANY_QUEUE;
-    const roots = await this.redis.smembers(`${this.settings.prefix}:fleet:roots`);
     const root = rootFor(spec.directory, roots);
     if (!root) {
       const served = roots.length ? roots.map((r) => quoted(r)).join(", ") : "none";
@@ -126,15 +134,18 @@ export class TaskQueue {
   }
 
   private async enqueue(tasks: Array<{ taskId: string; spec: TaskSpec }>): Promise<void> {
+    const roots = tasks.some((t) => t.spec.directory !== undefined) ? await this.redis.smembers(`${this.settings.prefix}:fleet:roots`) : [];
+    const placed = tasks.map((t) => this.place(t.spec, roots));
+    // One round trip: claim each task's home unless a first start already did (then that one stands).
+    const m = this.redis.multi();
+    tasks.forEach((t, i) => m.set(this.keys.home(t.taskId), placed[i]!, "EX", this.settings.ttlS, "NX").get(this.keys.home(t.taskId)));
+    const replies = (await m.exec()) ?? [];
     const byQueue = new Map<string, Array<{ taskId: string; spec: TaskSpec }>>();
-    for (const t of tasks) {
-      const name = (await this.redis.get(this.keys.home(t.taskId))) ?? (await this.place(t.spec));
+    tasks.forEach((t, i) => {
+      const name = (replies[i * 2 + 1]?.[1] as string | null) ?? placed[i]!;
       byQueue.set(name, [...(byQueue.get(name) ?? []), t]);
-    }
+    });
     for (const [name, list] of byQueue) {
-      const m = this.redis.multi();
-      for (const t of list) m.set(this.keys.home(t.taskId), name, "EX", this.settings.ttlS);
-      await m.exec();
       // A job id already present makes add a no-op: the first start stands (idempotent across the fleet).
       await this.queue(name).addBulk(list.map((t) => ({ name: "delegate", data: { ...t.spec, retentionS: this.settings.ttlS }, opts: this.jobOptions(t.taskId) })));
     }
@@ -203,11 +214,7 @@ export class TaskQueue {
     if (!job) return ended({ ...base, state: "failed" }, "lost", "TaskGone", "The task's job is gone from Redis (removed by hand, or its retention passed): its result cannot be read.");
     const state = await job.getState();
     const times = { enqueuedAt: job.timestamp, startedAt: job.processedOn ?? undefined, finishedAt: job.finishedOn ?? undefined };
-    if (state === "completed") {
-      const out = job.returnvalue;
-      const view: TaskView = { ...base, ...times, state: out.summary.error?.name === "Cancelled" ? "cancelled" : "finished", attempts: out.attempts, worker: out.worker, host: out.host, ...(out.repo ? { repo: out.repo } : {}) };
-      return { ...out.summary, task: view };
-    }
+    if (state === "completed") return fromOutcome(queueName, job.returnvalue, times);
     if (state === "failed") {
       const view: TaskView = { ...base, ...times, state: "failed" };
       const reason = job.failedReason ?? "unknown";
@@ -226,7 +233,7 @@ export class TaskQueue {
       ev.on("error", () => undefined);
       const emit = (id: string, kind: "progress" | "end" | "active", data?: unknown) => this.listeners.get(id)?.forEach((f) => f(kind, data));
       ev.on("progress", ({ jobId, data }) => emit(jobId, "progress", data));
-      ev.on("completed", ({ jobId }) => emit(jobId, "end"));
+      ev.on("completed", ({ jobId, returnvalue }) => emit(jobId, "end", returnvalue));
       ev.on("failed", ({ jobId }) => emit(jobId, "end"));
       ev.on("active", ({ jobId }) => emit(jobId, "active"));
       p = ev.waitUntilReady().then(() => ev);
@@ -251,15 +258,21 @@ export class TaskQueue {
     await this.eventsOf(queueName);
     const deadline = o.timeoutMs === undefined ? Infinity : Date.now() + o.timeoutMs;
     let wake: () => void = () => undefined;
+    let outcome: TaskOutcome | undefined;
     // Subscribed before the first read, so an end between the read and the wait is not missed.
     const off = this.listen(taskId, (kind, data) => {
       if (kind === "progress") {
         const p = data as TurnProgress | undefined;
         if (p && typeof p.message === "string") o.onProgress?.(p);
-      } else wake();
+        return;
+      }
+      // The completed event carries the job's return value: no second read needed.
+      if (kind === "end" && isOutcome(data)) outcome = data;
+      wake();
     });
     try {
       for (;;) {
+        if (outcome) return fromOutcome(queueName, outcome, {});
         const now = await this.read(taskId);
         if (now.status !== "running") return now;
         const left = deadline - Date.now();

@@ -230,7 +230,7 @@ export class FleetWorker {
       attempt.endedAt = new Date().toISOString();
       await this.attempts.update(taskId, attempt);
       this.log(`end ${taskId}: ${summary.status}`);
-      return { taskId, summary, attempts: await this.attempts.list(taskId), worker: this.id, host: this.host, ...(repo ? { repo } : {}), summaryAt };
+      return { taskId, summary, attempts: [...earlier, attempt], worker: this.id, host: this.host, ...(repo ? { repo } : {}), summaryAt };
     } catch (error) {
       attempt.outcome = "failed";
       attempt.endedAt = new Date().toISOString();
