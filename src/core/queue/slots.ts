@@ -1,28 +1,11 @@
 // Per-provider concurrency across the fleet: at most N tasks of one provider run at once, whatever
 // worker they are on. Open-source BullMQ has no job groups (a BullMQ Pro feature), so each running
-// task holds a slot in a sorted set per provider, scored by its lease's expiry; a worker renews its
+// task holds a slot in a sorted set per provider (taken in begin.ts), scored by its lease's expiry; a worker renews its
 // leases with its heartbeat, so a killed worker's slots free themselves once the lease runs out.
 import type { Redis } from "ioredis";
 import type { FleetKeys } from "./names.js";
 
 export const SLOT_LEASE_MS = 30_000;
-
-// KEYS[1] slots of the provider, KEYS[2] limits hash; ARGV provider, member, lease ms.
-// Redis's own clock decides expiry, so the workers' clocks need not agree.
-const ACQUIRE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZSCORE', KEYS[1], ARGV[2]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-  return 1
-end
-local limit = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-if limit > 0 and redis.call('ZCARD', KEYS[1]) >= limit then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
-return 1
-`;
 
 const RENEW = `
 local t = redis.call('TIME')
@@ -61,10 +44,9 @@ export class ProviderSlots {
     return this.redis.zcount(this.keys.slots(provider), Number(seconds) * 1000 + Math.floor(Number(micros) / 1000), "+inf");
   }
 
-  async acquire(provider: string, member: string): Promise<boolean> {
-    const ok = (await this.redis.eval(ACQUIRE, 2, this.keys.slots(provider), this.keys.limits, provider, member, String(SLOT_LEASE_MS))) === 1;
-    if (ok) this.held.set(member, provider);
-    return ok;
+  /** Remembers a slot taken by beginAttempt (begin.ts), so the heartbeat renews it and release frees it. */
+  hold(provider: string, member: string): void {
+    this.held.set(member, provider);
   }
 
   async renewAll(): Promise<void> {

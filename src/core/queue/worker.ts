@@ -14,6 +14,7 @@ import { guardedEnv, guardRules } from "../policy/guard-rails.js";
 import { permissionRules } from "../policy/permissions.js";
 import { writeAdvert, removeAdvert, HEARTBEAT_MS, type WorkerAdvert } from "./adverts.js";
 import { AttemptLog, type Attempt } from "./attempts.js";
+import { beginAttempt } from "./begin.js";
 import { ANY_QUEUE, keys, rootQueue, type FleetKeys } from "./names.js";
 import type { TaskOutcome } from "./outcome.js";
 import { checkoutRepo, collectRepo, removeCheckout, type Checkout } from "./repo.js";
@@ -155,16 +156,18 @@ export class FleetWorker {
   private async process(job: Job<TaskSpec, TaskOutcome>, token?: string): Promise<TaskOutcome> {
     const taskId = job.id!;
     const spec = job.data;
-    if (await this.redis.get(this.keys.cancel(taskId))) return this.cancelledBeforeStart(taskId);
     await this.slot();
     const provider = providerOf(spec, this.o.conductor.settings.defaultModel);
     try {
-      if (!(await this.slots.acquire(provider, taskId))) {
+      const begun = await beginAttempt(this.redis, this.keys, { provider, taskId, worker: this.id, host: this.host, retentionS: spec.retentionS ?? this.settings.ttlS });
+      if (begun.state === "cancelled") return await this.cancelledBeforeStart(taskId);
+      if (begun.state === "limited") {
         // At the fleet's limit for this provider: back to the queue for a moment (not an attempt).
         await job.moveToDelayed(Date.now() + LIMITED_RETRY_MS + Math.floor(Math.random() * LIMITED_RETRY_MS), token);
         throw new DelayedError();
       }
-      return await this.run(job, spec);
+      this.slots.hold(provider, taskId);
+      return await this.run(job, spec, begun.attempt, begun.earlier);
     } finally {
       await this.slots.release(taskId).catch(() => undefined);
       this.unslot();
@@ -176,9 +179,8 @@ export class FleetWorker {
     return { taskId, summary, attempts: await this.attempts.list(taskId), worker: this.id, host: this.host, summaryAt: Date.now() };
   }
 
-  private async run(job: Job<TaskSpec, TaskOutcome>, spec: TaskSpec): Promise<TaskOutcome> {
+  private async run(job: Job<TaskSpec, TaskOutcome>, spec: TaskSpec, attempt: Attempt, earlier: Attempt[]): Promise<TaskOutcome> {
     const taskId = job.id!;
-    const { attempt, earlier } = await this.attempts.start(taskId, { worker: this.id, host: this.host }, spec.retentionS);
     const lost = earlier.filter((a) => a.outcome === "lost");
     this.log(`start ${taskId} (attempt ${attempt.n}${lost.length ? `; ${lost.length} earlier lost` : ""})`);
     const abort = new AbortController();
@@ -228,7 +230,8 @@ export class FleetWorker {
       const summaryAt = Date.now();
       attempt.outcome = abort.signal.aborted ? "cancelled" : "finished";
       attempt.endedAt = new Date().toISOString();
-      await this.attempts.update(taskId, attempt);
+      // Not awaited: the job's return value carries the attempts; this row matters only to a later reader.
+      void this.attempts.update(taskId, attempt).catch(() => undefined);
       this.log(`end ${taskId}: ${summary.status}`);
       return { taskId, summary, attempts: [...earlier, attempt], worker: this.id, host: this.host, ...(repo ? { repo } : {}), summaryAt };
     } catch (error) {
