@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conductor } from "../../src/core/conductor.js";
 import { TaskQueue } from "../../src/core/queue/client.js";
+import { rootQueue } from "../../src/core/queue/names.js";
 import type { QueuedSummary } from "../../src/core/queue/outcome.js";
 import { startMcp, type McpSession } from "../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
@@ -94,6 +95,9 @@ describe("a fleet of two workers on a real Redis", () => {
     // The lost attempt's session keeps hanging on its opencode (its retries too), as a dead machine's would.
     model.forSession(first[0]!.sessionId!).queue(times(50, hang()));
     const running = await queue.read(started.task.id);
+    // What the KEDA ScaledObject reads (deploy/k8s): BullMQ's active list of the shared queue.
+    expect(await queue.redis.type("occ:tasks:active")).toBe("list");
+    expect(await queue.redis.lrange("occ:tasks:active", 0, -1)).toContain(started.task.id);
     const victim = workers.find((w) => w.id === running.task.attempts[0]!.worker)!;
     const survivor = workers.find((w) => w !== victim)!;
     await victim.kill();
@@ -196,6 +200,7 @@ describe("a fleet of two workers on a real Redis", () => {
       await lone.stop();
       const queued = await queue.delegate({ task: "never runs", directory: rootDir, wait: false, requestId: "cancel-queued" });
       expect(queued.task.state).toBe("queued");
+      expect(await queue.redis.lrange(`occ:${rootQueue(rootDir)}:wait`, 0, -1)).toEqual([queued.task.id]);
       const cancelled = await queue.cancel(queued.task.id);
       expect(cancelled.wasRunning).toBe(false);
       expect(cancelled.status).toBe("error");

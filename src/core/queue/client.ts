@@ -19,6 +19,7 @@ import { readWorkers, type WorkerAdvert } from "./adverts.js";
 /** Re-read a waited-for job this often even without an event (events are missed while Redis restarts). */
 const RECHECK_MS = 10_000;
 const CANCEL_WAIT_MS = 60_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 export const MAX_BATCH = 1000;
 
 export interface QueueWaitOptions {
@@ -68,6 +69,7 @@ export class TaskQueue {
   readonly settings: Required<QueueSettings>;
   readonly keys: FleetKeys;
   private redisClient?: Redis;
+  private ready?: Promise<void>;
   private readonly queues = new Map<string, Queue<TaskSpec, TaskOutcome>>();
   private readonly events = new Map<string, Promise<QueueEvents>>();
   private readonly listeners = new Map<string, Set<(kind: "progress" | "end" | "active", data?: unknown) => void>>();
@@ -80,7 +82,29 @@ export class TaskQueue {
   /** The fleet's own keys (attempts, batches, adverts); BullMQ keeps its own connections. */
   get redis(): Redis {
     // maxRetriesPerRequest null: a command waits through a Redis restart instead of failing.
-    return (this.redisClient ??= new Redis(this.settings.url, { maxRetriesPerRequest: null, lazyConnect: false }));
+    if (!this.redisClient) {
+      this.redisClient = new Redis(this.settings.url, { maxRetriesPerRequest: null, lazyConnect: false });
+      this.redisClient.on("error", () => undefined); // reconnects by itself; see reachable()
+    }
+    return this.redisClient;
+  }
+
+  /**
+   * The first use checks that Redis answers at all (a wrong URL must not hang a caller forever);
+   * afterwards commands wait through a restart.
+   */
+  reachable(): Promise<void> {
+    this.ready ??= new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.ready = undefined;
+        reject(new UsageError(`The queue's Redis at ${redacted(this.settings.url)} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s: is it running, and is OPENCODE_CONDUCTOR_QUEUE right?`));
+      }, CONNECT_TIMEOUT_MS);
+      this.redis.ping().then(
+        () => (clearTimeout(timer), resolve()),
+        (error: Error) => (clearTimeout(timer), (this.ready = undefined), reject(error)),
+      );
+    });
+    return this.ready;
   }
 
   get attempts(): AttemptLog {
@@ -127,6 +151,7 @@ export class TaskQueue {
   /** Queues one task (a repeat of the same id is the same job) and, unless `wait: false`, waits for it. */
   async delegate(o: QueuedDelegateOptions): Promise<QueuedSummary> {
     const spec = toTaskSpec(o);
+    await this.reachable();
     const taskId = taskIdFor(o.requestId);
     await this.enqueue([{ taskId, spec }]);
     if (o.wait === false) return this.read(taskId);
@@ -160,6 +185,7 @@ export class TaskQueue {
     }
     const specs = tasks.map((t) => toTaskSpec(t));
     const batchId = taskIdFor(o.requestId);
+    await this.reachable();
     const ids = batchTaskIds(batchId, tasks.length);
     const known = await this.redis.set(this.keys.batch(batchId), JSON.stringify({ n: tasks.length, createdAt: Date.now() }), "EX", this.settings.ttlS, "NX");
     if (known === null) {
@@ -172,6 +198,7 @@ export class TaskQueue {
 
   /** Is this id a batch (oc_delegate_parallel's request id or batch id)? */
   async batchSize(id: string): Promise<number | undefined> {
+    await this.reachable();
     const raw = await this.redis.get(this.keys.batch(checkTaskId(id)));
     return raw ? (JSON.parse(raw) as { n: number }).n : undefined;
   }
@@ -198,6 +225,7 @@ export class TaskQueue {
   }
 
   private async homeOf(taskId: string): Promise<string> {
+    await this.reachable();
     const home = await this.redis.get(this.keys.home(checkTaskId(taskId)));
     if (!home) throw new UsageError(`No task ${quoted(taskId)} on the queue (unknown, or finished more than ${this.settings.ttlS} s ago; retention: OPENCODE_CONDUCTOR_QUEUE_TTL_S).`);
     return home;
@@ -319,6 +347,7 @@ export class TaskQueue {
 
   /** Job counts per state over all the fleet's queues, the live workers and the provider limits. */
   async status(): Promise<QueueStatus> {
+    await this.reachable();
     const names = await this.queueNames();
     const queues: Record<string, QueueCounts> = {};
     const counts: QueueCounts = { waiting: 0, active: 0, completed: 0, failed: 0, delayed: 0 };
