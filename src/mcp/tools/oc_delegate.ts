@@ -83,12 +83,10 @@ export const ocDelegate = defineTool({
   },
 });
 
-/** The whole task goes into the job; request_id is its job id, so a repeat is the same task fleet-wide. */
-async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext) {
-  const { onBlocked: _, ...wait } = waitOptions(ctx, conductor, args);
-  const r = await conductor.delegate({
+/** The task's own fields, the same for work in this process and for a queued job. */
+function taskOptions(args: Args) {
+  return {
     task: args.task,
-    directory: args.directory,
     title: args.title,
     model: args.model,
     fallbackModels: args.fallback_models,
@@ -96,15 +94,24 @@ async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext
     agents: args.agents,
     files: args.files,
     command: args.command,
-    permissions: args.rules ?? args.permissions,
-    guard: args.guard,
     wait: args.wait,
-    ...wait,
     checks: args.checks,
     maxRounds: args.max_rounds,
     checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
     maxTokens: args.max_tokens,
     maxCostUsd: args.max_cost_usd,
+  };
+}
+
+/** The whole task goes into the job; request_id is its job id, so a repeat is the same task fleet-wide. */
+async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext) {
+  const { onBlocked: _, ...wait } = waitOptions(ctx, conductor, args);
+  const r = await conductor.delegate({
+    ...taskOptions(args),
+    directory: args.directory,
+    permissions: args.rules ?? args.permissions,
+    guard: args.guard,
+    ...wait,
     requestId: args.request_id,
   });
   if (!isQueued(r)) throw new Error("The queue answered without a task record.");
@@ -135,27 +142,14 @@ async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined
         await onSession?.(id, 0);
       };
       const result = await conductor.delegate({
-        task: args.task,
+        ...taskOptions(args),
         directory: lease?.directory ?? args.directory,
         sessionId: args.session_id,
         fork: args.fork,
-        title: args.title,
-        model: args.model,
-        fallbackModels: args.fallback_models,
-        agent: args.agent,
-        agents: args.agents,
-        files: args.files,
-        command: args.command,
         permissions: guardedPermissions(lease, args),
-        wait: args.wait,
         ...wait,
-        checks: args.checks,
-        maxRounds: args.max_rounds,
-        checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
         // Checks of unattended work run without git credentials or tokens, like the agent.
         ...(lease || args.guard ? { checkEnv: guardedEnv(process.env) } : {}),
-        maxTokens: args.max_tokens,
-        maxCostUsd: args.max_cost_usd,
         onSession: lease || onSession ? record : undefined,
       });
       await afterCancel(ctx, conductor, [result.sessionId], args.interrupt_on_cancel);
