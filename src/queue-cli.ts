@@ -23,6 +23,10 @@ export async function queueCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [verb, arg] = positionals;
   if (values.help || !verb) return void process.stdout.write(`${QUEUE_HELP}\n`), values.help ? 0 : 2;
+  if (!["ls", "show", "cancel", "limit"].includes(verb)) {
+    process.stderr.write(`opencode-conductor queue: unknown command "${verb.slice(0, 40)}": use ls, show, cancel or limit.\n\n${QUEUE_HELP}\n`);
+    return 2;
+  }
   let settings;
   try {
     settings = queueSettingsFromEnv(values.queue ? { ...process.env, OPENCODE_CONDUCTOR_QUEUE: values.queue } : process.env);

@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { spawnOpencode, type SpawnedOpencode } from "./client/spawn.js";
 import type { Config } from "./config.js";
 import { Conductor } from "./core/conductor.js";
+import { TaskQueue } from "./core/queue/client.js";
 import { FleetWorker } from "./core/queue/worker.js";
 import { redacted } from "./core/queue/settings.js";
 
@@ -74,6 +75,16 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
   } catch (error) {
     process.stderr.write(`opencode-conductor worker: ${(error as Error).message}\n`);
     return 2;
+  }
+  // A Redis that is not there is an error now, before an opencode is started for nothing.
+  const probe = new TaskQueue({ url });
+  try {
+    await probe.reachable();
+  } catch (error) {
+    process.stderr.write(`opencode-conductor worker: ${(error as Error).message}\n`);
+    return 1;
+  } finally {
+    await probe.close();
   }
   const workspace = resolve(values.workspace ?? "conductor-workspace");
   await mkdir(workspace, { recursive: true });
