@@ -15,6 +15,13 @@ export { rulesFromConfig } from "./core/policy/permissions.js";
 export type { TurnSummary, TurnStatus, Detail, FileChange, ToolUse, TurnTokens } from "./core/turns/summary.js";
 export type { TurnProgress } from "./core/turns/watch.js";
 export type { WaitOptions } from "./core/turns/turn.js";
+// The fleet (docs/scaling.md): types of queued work; FleetWorker runs tasks (`opencode-conductor worker`).
+export type { QueueSettings } from "./core/queue/settings.js";
+export type { QueuedSummary, TaskView, TaskState, RepoOutcome } from "./core/queue/outcome.js";
+export type { Attempt, AttemptOutcome } from "./core/queue/attempts.js";
+export type { RepoSource, QueuedDelegateOptions } from "./core/queue/spec.js";
+export { TaskQueue, type QueueStatus } from "./core/queue/client.js";
+export { FleetWorker, type FleetWorkerOptions } from "./core/queue/worker.js";
 export * as sessions from "./core/sessions/index.js";
 export { serverStatus, type ServerStatus } from "./core/catalog/status.js";
 export { listModels, type ModelRow } from "./core/catalog/models.js";
