@@ -3,12 +3,20 @@
 import { connect, type ConnectOptions, type OpencodeClient } from "../client/connect.js";
 import { NotFoundError } from "../client/errors.js";
 import { answerPermission, answerQuestion, listPending, type AnswerPermission, type AnswerQuestion, type PendingRequest } from "./policy/approvals.js";
-import type { CoreContext, CoreSettings, SessionDefaults } from "./context.js";
+import { catalog, type CatalogKind } from "./catalog/catalogs.js";
+import { listModels, type ListModelsOptions } from "./catalog/models.js";
+import { serverStatus } from "./catalog/status.js";
+import type { CoreContext, CoreSettings, DirectoryOption, SessionDefaults } from "./context.js";
+import { InstanceLeases } from "./instances/leases.js";
+import type { InstanceManager } from "./instances/manager.js";
+import { guardedEnv } from "./policy/guard-rails.js";
+import { permissionRules } from "./policy/permissions.js";
+import { sessionsApi, type SessionsApi } from "./sessions/api.js";
 import { interrupt, result, send, wait, type SendOptions } from "./control.js";
-import { delegate, type DelegateOptions } from "./delegate.js";
+import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.js";
 import { UsageError } from "./errors.js";
 import { EventHub } from "./event-hub.js";
-import { parallel, type ParallelOptions, type ParallelTask } from "./parallel.js";
+import { parallel, waitAll, type ParallelOptions, type ParallelTask, type WaitAllOptions } from "./parallel.js";
 import { sessionScope } from "./sessions/scope.js";
 import type { Detail } from "./turns/summary.js";
 import { runningWatches } from "./turns/kept-watches.js";
@@ -16,15 +24,31 @@ import type { WaitOptions } from "./turns/turn.js";
 import type { TaskQueue } from "./queue/client.js";
 import { queueSettingsFromEnv, type QueueSettings } from "./queue/settings.js";
 import type { QueuedDelegateOptions } from "./queue/spec.js";
+import type { TaskView } from "./queue/outcome.js";
 
 export type ConductorOptions = (ConnectOptions | { client: OpencodeClient }) &
   CoreSettings & {
+    /**
+     * Private instances for `isolation: "instance"` (e.g. `new InstanceManager({ stateDir, ttlS })`),
+     * or leases shared with other conductors; without it, such a task is refused.
+     */
+    instances?: InstanceManager | InstanceLeases<Conductor>;
     /**
      * Run delegate/parallel/wait/result/interrupt as jobs on a Redis-backed BullMQ queue, by workers
      * (docs/scaling.md). Default: OPENCODE_CONDUCTOR_QUEUE; `false`: always in this process.
      */
     queue?: QueueSettings | false;
   };
+
+export interface ConductorDelegateOptions extends DelegateOptions {
+  /**
+   * `instance`: run on a private opencode server for `directory` (started or reused), under the
+   * guard rails; its session is recorded in the instance registry. Default `shared`.
+   */
+  isolation?: "shared" | "instance";
+}
+
+export type ConductorDelegateResult = DelegateResult & { isolation?: "instance"; /** A command to watch the session live (no password in it). */ attach?: string };
 
 /** opencode's session ids; anything else given to wait/result/interrupt with a queue is a task id. */
 const isSessionId = (id: string) => typeof id === "string" && id.startsWith("ses_");
@@ -34,6 +58,10 @@ export class Conductor implements CoreContext {
   readonly hub: EventHub;
   readonly settings: CoreSettings;
   readonly sessionDefaults = new Map<string, SessionDefaults>();
+  /** Session actions: `conductor.sessions.info(id)`, `.diff(id)`, `.fork(id)`, … */
+  readonly sessions: SessionsApi = sessionsApi(this);
+  /** Private instances, when configured (see ConductorOptions.instances). */
+  readonly instances?: InstanceLeases<Conductor>;
   readonly queueSettings?: QueueSettings;
   private fleet?: Promise<TaskQueue>;
 
@@ -47,10 +75,13 @@ export class Conductor implements CoreContext {
       fallbackModels: options.fallbackModels,
       retryTimeoutS: options.retryTimeoutS,
     };
+    const instances = options.instances;
+    this.instances =
+      instances instanceof InstanceLeases ? instances : instances && new InstanceLeases(instances, (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...this.settings, queue: false }));
     this.queueSettings = options.queue === false ? undefined : (options.queue ?? queueSettingsFromEnv());
   }
 
-  /** The fleet's queue, when one is configured (loaded only then: no Redis client otherwise). */
+  /** The fleet's queue, when one is configured (loaded only then: no Redis connection otherwise). */
   taskQueue(): Promise<TaskQueue> | undefined {
     const settings = this.queueSettings;
     if (!settings) return undefined;
@@ -58,9 +89,56 @@ export class Conductor implements CoreContext {
   }
 
   /** Hands a task to an agent (new, continued or forked session) and, by default, waits for the result. */
-  async delegate(options: DelegateOptions & Pick<QueuedDelegateOptions, "repo" | "guard" | "requestId">) {
-    const fleet = this.taskQueue();
-    return fleet ? (await fleet).delegate(options) : delegate(this, options);
+  async delegate(options: ConductorDelegateOptions & Pick<QueuedDelegateOptions, "repo" | "guard" | "requestId">): Promise<ConductorDelegateResult & { task?: TaskView }> {
+    const { isolation, ...task } = options;
+    // With a queue, new work (not a continued session, not a private instance) is a job for the fleet.
+    const fleet = isolation !== "instance" && task.sessionId === undefined ? this.taskQueue() : undefined;
+    if (fleet) return (await fleet).delegate(task);
+    if (task.repo !== undefined) throw new UsageError("`repo` tasks run on the fleet's workers: configure a queue (OPENCODE_CONDUCTOR_QUEUE, or `queue: { url }`).");
+    if (isolation !== "instance") return delegate(this, task);
+    if (!this.instances) throw new UsageError('isolation "instance" needs private instances: create the Conductor with `instances` (an InstanceManager).');
+    const directory = task.directory ?? this.client.directory;
+    if (!directory) throw new UsageError('isolation "instance" needs `directory`: the project the private server works in.');
+    const lease = await this.instances.lease(directory);
+    try {
+      let attach: string | undefined;
+      // Instances always run under the guard rails; the caller's rules may restrict further.
+      const permissions = lease.rules(permissionRules(task.permissions));
+      const result = await delegate(lease.conductor, {
+        ...task,
+        directory: lease.directory,
+        permissions,
+        checkEnv: task.checkEnv ?? guardedEnv(process.env),
+        // On record while it runs, so a restart finds it.
+        onSession: async (id) => {
+          attach = await lease.record({ id, title: task.title ?? task.task.split("\n")[0]!.slice(0, 60), model: task.model ?? "" });
+          await task.onSession?.(id);
+        },
+      });
+      return { ...result, isolation: "instance", ...(attach ? { attach } : {}) };
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** Waits for a batch's sessions at once, in input order (e.g. after a restart, with the ids a batch started). */
+  waitAll(sessionIds: ReadonlyArray<string | undefined>, options?: WaitAllOptions) {
+    return waitAll(this, sessionIds, options);
+  }
+
+  /** Models a caller may use (after the allow and block globs). */
+  models(options?: ListModelsOptions) {
+    return listModels(this, options);
+  }
+
+  /** Health, version, default model and catalog counts of the server. */
+  status(options?: DirectoryOption) {
+    return serverStatus(this, options);
+  }
+
+  /** Compact rows of one of the server's catalogs: agents, skills, commands, mcp, providers, projects. */
+  catalog<K extends CatalogKind>(kind: K, options?: DirectoryOption) {
+    return catalog(this, kind, options);
   }
 
   /** Runs independent tasks at once, one session each; one failure never fails the others. */
@@ -134,5 +212,6 @@ export class Conductor implements CoreContext {
     this.hub.close();
     void this.fleet?.then((q) => q.close());
     this.fleet = undefined;
+    this.instances?.closeAll();
   }
 }

@@ -3,26 +3,18 @@
 // machine, else a `opencode serve` started here (stopped when this process exits). Private
 // instances (`isolation: "instance"`) are separate servers; a session id is routed to the server
 // that holds it.
-import { discoverConnection, findRunningServers } from "../client/discover.js";
+import { discoverConnection } from "../client/discovery/connection.js";
+import { findRunningServers } from "../client/discovery/running-servers.js";
 import { NotFoundError } from "../client/errors.js";
-import { MissingBinaryError, spawnOpencode, resolveOpencodeBinary, type SpawnedOpencode } from "../client/spawn.js";
+import { autoStart } from "../client/autostart.js";
+import { MissingBinaryError, resolveOpencodeBinary, type SpawnedOpencode } from "../client/spawn.js";
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
 import type { CoreSettings } from "../core/context.js";
 import { guardFeatures } from "../core/server/feature-guard.js";
 import { sharedInstanceManager, type InstanceManager } from "../core/instances/manager.js";
-import type { PermissionRule } from "../core/policy/permissions.js";
-
-export interface InstanceLease {
-  conductor: Conductor;
-  directory: string;
-  /** Lets the instance be reaped again once the work is recorded. */
-  release(): void;
-  /** Session rules for work on the instance (the guard around the caller's rules). */
-  rules(userRules?: PermissionRule[]): PermissionRule[] | undefined;
-  /** Remembers a session as living on this instance; returns the command to watch it live. */
-  record(session: { id: string; title: string; model: string }): Promise<string>;
-}
+import { isSessionId } from "../core/inputs/ids.js";
+import { InstanceLeases } from "../core/instances/leases.js";
 
 export interface ConnectionStep {
   step: string;
@@ -38,17 +30,12 @@ export interface Connection {
   conductor(sessionId?: string): Promise<Conductor>;
   /** Conductors of the other opencode servers found running on this machine that accept our password. */
   otherServers(): Promise<Conductor[]>;
-  /** A private instance for `directory` (started or reused). */
-  instance(directory: string): Promise<InstanceLease>;
   /** Secrets learned at run time (passwords of servers started here). */
   secrets(): string[];
   /** How the main connection was found, step by step (no passwords), for oc_status. */
   describe(): { mode: "url" | "discovered" | "auto-started" | "not connected"; url?: string; steps: ConnectionStep[] };
   close(): Promise<void>;
 }
-
-/** The shape of opencode's session ids (`ses_` and a few dozen base62 characters). */
-const SESSION_ID = /^ses_[0-9A-Za-z]{1,100}$/;
 
 export function createConnection(config: Config): Connection {
   let pending: Promise<Conductor> | undefined;
@@ -57,7 +44,7 @@ export function createConnection(config: Config): Connection {
   let mode: "url" | "discovered" | "auto-started" = "url";
   let steps: ConnectionStep[] = [];
   let manager: InstanceManager | undefined;
-  const byPid = new Map<number, Conductor>();
+  let leases: InstanceLeases<Conductor> | undefined;
   const byUrl = new Map<string, Conductor>();
   const sessionHome = new Map<string, Conductor>();
 
@@ -69,6 +56,8 @@ export function createConnection(config: Config): Connection {
     retryTimeoutS: config.retryTimeoutS,
   };
   const instances = () => (manager ??= sharedInstanceManager(config));
+  // Private instances run the pinned binary; their conductors are shared by every main conductor.
+  const instanceLeases = () => (leases ??= new InstanceLeases(instances(), (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...settings })));
   // Rows left by a conductor that was killed (SIGKILL): stop their servers now, at start.
   void instances().cleanStale().catch(() => undefined);
 
@@ -81,18 +70,26 @@ export function createConnection(config: Config): Connection {
 
   async function open(): Promise<Conductor> {
     const ownPids = (await instances().registry.read().catch(() => [])).map((row) => row.pid);
+    // With OPENCODE_CONDUCTOR_DEBUG: each discovery step on stderr as it is decided (no passwords in them).
+    const debug = (step: ConnectionStep) => {
+      if (config.debug) process.stderr.write(`opencode-conductor: discovery: ${step.step}: ${step.result}\n`);
+    };
     const found = await discoverConnection({
-      env: { OPENCODE_URL: config.opencodeUrl, OPENCODE_PASSWORD: config.opencodePassword, OPENCODE_USERNAME: config.opencodeUsername },
+      // HOME / XDG_STATE_HOME: where the opencode 2.x service's discovery file is.
+      env: { OPENCODE_URL: config.opencodeUrl, OPENCODE_PASSWORD: config.opencodePassword, OPENCODE_USERNAME: config.opencodeUsername, HOME: process.env.HOME, XDG_STATE_HOME: process.env.XDG_STATE_HOME },
       directory: config.directory ?? process.cwd(),
       excludePids: ownPids,
+      onStep: debug,
     });
     steps = [...found.steps];
     if (found.connection) {
-      mode = found.connection.source === "scan" ? "discovered" : "url";
+      mode = found.connection.source === "scan" || found.connection.source === "service" ? "discovered" : "url";
       const { url, password, username } = found.connection;
-      return guarded(new Conductor({ url, password, username, directory: config.directory, ...settings }));
+      return guarded(new Conductor({ url, password, username, directory: config.directory, ...settings, instances: instanceLeases() }));
     }
-    started = await spawnOpencode({ cwd: config.directory ?? process.cwd() }).catch((error: unknown) => {
+    // A 2.x CLI starts (or reuses) its background service, which stays running; otherwise a private
+    // `opencode serve` that stops with this process.
+    const auto = await autoStart({ cwd: config.directory ?? process.cwd() }).catch((error: unknown) => {
       if (error instanceof MissingBinaryError) throw new Error(`No opencode server is configured or running, and ${error.message}`);
       const binary = resolveOpencodeBinary();
       throw new Error(
@@ -101,7 +98,14 @@ export function createConnection(config: Config): Connection {
       );
     });
     mode = "auto-started";
-    steps.push({ step: "auto-start", result: `started opencode serve at ${started.url} (pid ${started.pid})` });
+    const startStep = { step: "auto-start", result: auto.note };
+    steps.push(startStep);
+    debug(startStep);
+    if (auto.kind === "service") {
+      const { url, password } = auto.service.registration;
+      return guarded(new Conductor({ url, ...(password !== undefined ? { password } : {}), directory: config.directory, ...settings }));
+    }
+    started = auto.server;
     // In the registry, so that if this process is SIGKILLed the next start stops the server (cleanStale).
     const server = started;
     await instances()
@@ -119,7 +123,7 @@ export function createConnection(config: Config): Connection {
       })
       .catch(() => undefined);
     void server.exited.then(() => instances().registry.remove(server.pid).catch(() => undefined));
-    return guarded(new Conductor({ url: started.url, password: started.password, directory: config.directory, ...settings }));
+    return guarded(new Conductor({ url: started.url, password: started.password, directory: config.directory, ...settings, instances: instanceLeases() }));
   }
 
   function mainConductor(): Promise<Conductor> {
@@ -133,30 +137,9 @@ export function createConnection(config: Config): Connection {
     return pending;
   }
 
-  function conductorOf(row: { pid: number; url: string; password: string; directory: string }): Conductor {
-    let c = byPid.get(row.pid);
-    if (!c) {
-      c = new Conductor({ url: row.url, password: row.password, directory: row.directory, ...settings });
-      byPid.set(row.pid, c);
-    }
-    return c;
-  }
-
-  /** The instance holding `sessionId`: remembered here, or listed in the registry (e.g. after a restart). */
-  async function instanceOf(sessionId: string): Promise<Conductor | undefined> {
-    const known = sessionHome.get(sessionId);
-    if (known) return known;
-    const rows = await instances().registry.read().catch(() => []);
-    const row = rows.find((r) => r.sessions.some((s) => s.id === sessionId));
-    if (!row) return undefined;
-    const c = conductorOf(row);
-    sessionHome.set(sessionId, c);
-    return c;
-  }
-
   async function otherServers(): Promise<Conductor[]> {
     const primary = await mainConductor();
-    const ownPids = (await instances().registry.read().catch(() => [])).map((row) => row.pid);
+    const ownPids = await instanceLeases().pids();
     const found = await findRunningServers({ password: config.opencodePassword, username: config.opencodeUsername, excludePids: ownPids });
     return found
       .filter((s) => s.healthy && s.url !== primary.client.url)
@@ -178,8 +161,8 @@ export function createConnection(config: Config): Connection {
       const primary = await mainConductor();
       // Something that is not a session id is not looked up on every server (a huge one would
       // cost a huge URL per server): the core refuses it with a bounded error.
-      if (!sessionId || !SESSION_ID.test(sessionId)) return primary;
-      const home = (await instanceOf(sessionId)) ?? ((await holds(primary, sessionId).catch(() => true)) ? primary : undefined);
+      if (!isSessionId(sessionId)) return primary;
+      const home = sessionHome.get(sessionId) ?? (await instanceLeases().holding(sessionId)) ?? ((await holds(primary, sessionId).catch(() => true)) ? primary : undefined);
       if (home) return home;
       // Not ours: maybe a session of another opencode on this machine (a TUI window, a serve).
       for (const other of await otherServers().catch(() => [])) {
@@ -191,34 +174,14 @@ export function createConnection(config: Config): Connection {
       return primary; // the call will say the session was not found
     },
     otherServers,
-    async instance(directory) {
-      const m = instances();
-      const inst = await m.acquire(directory);
-      const release = m.hold(inst.directory);
-      const conductor = conductorOf(inst);
-      void inst.exited.then(() => {
-        conductor.close();
-        byPid.delete(inst.pid);
-      });
-      return {
-        conductor,
-        directory: inst.directory,
-        release,
-        rules: (userRules) => m.sessionRules(userRules),
-        async record(session) {
-          sessionHome.set(session.id, conductor);
-          await m.recordSession(inst.directory, session);
-          return m.attachCommand(inst, session.id).shell;
-        },
-      };
-    },
     secrets: () => [...(started ? [started.password] : []), ...(manager?.secrets() ?? [])],
     describe: () => (main ? { mode, url: main.client.url, steps } : { mode: "not connected", steps }),
     async close() {
       // An auto-start still under way would otherwise leave its server to the exit-time SIGKILL.
       await pending?.catch(() => undefined);
       main?.close();
-      for (const c of [...byPid.values(), ...byUrl.values()]) c.close();
+      leases?.closeAll();
+      for (const c of byUrl.values()) c.close();
       await Promise.all([started?.stop(), manager?.stopAll()]);
     },
   };

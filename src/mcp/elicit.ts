@@ -11,9 +11,10 @@ import type { ApprovalMode } from "../config.js";
 import { describeRequest, type AnswerPermission, type AnswerQuestion, type PendingPermission, type PendingQuestion, type PendingRequest } from "../core/policy/approvals.js";
 import { digestPrompt } from "../core/governance/audit.js";
 import type { BlockedHandler } from "../core/turns/blocked.js";
+import { AnsweredElsewhere } from "../core/turns/watch.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Decider, RefusedApproval } from "./refusals.js";
-import type { ToolContext } from "./tool.js";
+import type { ToolContext } from "./tool-def.js";
 
 export const DENY_MESSAGE = "Denied by policy: this server does not allow it. Carry on without it, or say what you needed.";
 
@@ -53,6 +54,12 @@ async function ask(ctx: ToolContext, conductor: Conductor, r: PendingRequest, o:
   try {
     result = await ctx.elicit!(r.kind === "permission" ? permissionForm(r) : questionForm(r), o);
   } catch (error) {
+    // Answered in the web console (or by another client) while the form was open: the form is
+    // withdrawn and the wait goes on; whoever answered audited it.
+    if (o.signal?.reason instanceof AnsweredElsewhere) {
+      ctx.progress(`answered elsewhere: ${describeRequest(r)}`);
+      return "handled";
+    }
     // No answer in time (or the client failed): the caller gets BLOCKED and can still answer.
     ctx.log("warning", `Asking the user about ${r.id} failed (${(error as Error).message}); returning it as BLOCKED.`);
     return giveBack(ctx, r, { by: "client", action: "error", elapsed: now() - asked, reason: `asking the user failed (${(error as Error).message.slice(0, 200)})` });
@@ -88,7 +95,9 @@ async function answer(
 ): Promise<"handled" | "return"> {
   let outcome = "ok";
   try {
-    await conductor.answer(reply);
+    // The server holding the session (a private instance's session is answered there).
+    const holder = r.sessionId ? await ctx.conductor(r.sessionId) : conductor;
+    await holder.answer(reply);
   } catch (error) {
     // Answered meanwhile (by the model through oc_answer, or the turn ended): nothing left to do.
     if (!(error instanceof NotFoundError)) {

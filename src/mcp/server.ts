@@ -7,11 +7,13 @@ import { AuditLog } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Connection } from "./connection.js";
 import { RequestLog } from "../core/governance/request-ids.js";
+import { TaskRecords, taskRecordsPath } from "../core/governance/task-records.js";
 import { VERSION } from "../version.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
-import { registerTool, type ToolDef } from "./tool.js";
-import { toolListing } from "./tool-listing.js";
+import { registerTool } from "./register-tool.js";
+import { type ToolDef } from "./tool-def.js";
+import { toolListing } from "./listing/compact-listing.js";
 import { ALL_TOOLS } from "./tools/index.js";
 
 export const INSTRUCTIONS = `opencode-conductor hands coding work to opencode agents.
@@ -28,7 +30,7 @@ export interface ServerOptions {
   /** Connects to opencode on first use; with a session id, the server holding that session. */
   conductor(sessionId?: string): Promise<Conductor>;
   /** Private instances and how the connection was found (the CLI passes its Connection). */
-  connection?: Pick<Connection, "instance" | "describe" | "otherServers">;
+  connection?: Pick<Connection, "describe" | "otherServers">;
   /** Values that must never appear in an answer. */
   secrets?: () => string[];
   /** Default: the file of OPENCODE_CONDUCTOR_AUDIT (or none when `off`). */
@@ -45,7 +47,7 @@ export function assertSomeTools(config: Pick<Config, "toolsets" | "readOnly">): 
 
 /** The tools this configuration exposes. */
 export function selectTools(config: Pick<Config, "toolsets" | "readOnly">, tools: readonly ToolDef[] = ALL_TOOLS): ToolDef[] {
-  return tools.filter((t) => config.toolsets.includes(t.toolset) && (!config.readOnly || t.annotations.readOnlyHint || t.name === "oc_api"));
+  return tools.filter((t) => config.toolsets.includes(t.toolset) && (!config.readOnly || t.annotations.readOnlyHint || t.readOnlyMode === "self-checked"));
 }
 
 // One log per state dir in this process: its writes are serialised, and the HTTP transport builds
@@ -54,6 +56,14 @@ const requestLogs = new Map<string, RequestLog>();
 function requestLog(stateDir: string): RequestLog {
   let log = requestLogs.get(stateDir);
   if (!log) requestLogs.set(stateDir, (log = new RequestLog(stateDir)));
+  return log;
+}
+
+// The same for the task records the web console reads (one appender per file in this process).
+const taskLogs = new Map<string, TaskRecords>();
+function taskLog(stateDir: string): TaskRecords {
+  let log = taskLogs.get(stateDir);
+  if (!log) taskLogs.set(stateDir, (log = new TaskRecords(taskRecordsPath(stateDir))));
   return log;
 }
 
@@ -71,12 +81,12 @@ export function createServer(options: ServerOptions): McpServer {
     registerTool(server, tool, {
       config: options.config,
       conductor: options.conductor,
-      instance: options.connection?.instance,
       connection: options.connection?.describe,
       otherServers: options.connection?.otherServers,
       secrets,
       audit,
       requests,
+      tasks: taskLog(options.config.stateDir),
     });
   }
   // Listed separately from tools: they cost a client nothing until it asks for them.

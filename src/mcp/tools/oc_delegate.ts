@@ -12,17 +12,15 @@ import {
   requestIdField,
   timeoutField,
   waitOptions,
-} from "../common.js";
+} from "../shared-fields.js";
 import { startOnce } from "../request-replay.js";
 import type { Conductor } from "../../core/conductor.js";
-import { UsageError } from "../../core/errors.js";
-import { guardedEnv, guardRules } from "../../core/policy/guard-rails.js";
-import { permissionRules, type PermissionConfig, type Permissions } from "../../core/policy/permissions.js";
-import type { InstanceLease } from "../connection.js";
-import { defineTool, type ToolContext } from "../tool.js";
+import type { PermissionConfig } from "../../core/policy/permissions.js";
+import { defineTool, type ToolContext } from "../tool-def.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 import { queuedAnswer } from "../queued.js";
 import { isQueued } from "../../core/queue/outcome.js";
+import { recordTaskEnd, recordTaskStart } from "../task-record.js";
 
 /** opencode.json's `permission` shape; checked by the core with an error that names the bad entry. */
 export const rulesField = z.record(z.string(), z.unknown()).transform((rules) => rules as PermissionConfig);
@@ -69,24 +67,20 @@ export const ocDelegate = defineTool({
   input,
   output: turnOutput,
   async run(args, ctx) {
+    const conductor = await ctx.conductor(args.session_id);
     // With OPENCODE_CONDUCTOR_QUEUE, new work is a job for the fleet's workers (docs/scaling.md).
-    if (args.session_id === undefined && args.isolation !== "instance") {
-      const main = await ctx.conductor();
-      if (main.queueSettings) return delegateQueued(main, args, ctx);
-    }
-    const lease = args.isolation === "instance" ? await leaseInstance(ctx, args.directory) : undefined;
-    try {
-      return await delegateOn(lease?.conductor ?? (await ctx.conductor(args.session_id)), lease, args, ctx);
-    } finally {
-      lease?.release();
-    }
+    if (conductor.queueSettings && args.session_id === undefined && args.isolation !== "instance") return delegateQueued(conductor, args, ctx);
+    return delegateOn(conductor, args, ctx);
   },
 });
 
-/** The task's own fields, the same for work in this process and for a queued job. */
-function taskOptions(args: Args) {
-  return {
+/** The whole task goes into the job; request_id is its job id, so a repeat is the same task fleet-wide. */
+async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext) {
+  const { onBlocked: _, ...wait } = waitOptions(ctx, conductor, args);
+  const r = await conductor.delegate({
     task: args.task,
+    directory: args.directory,
+    guard: args.guard,
     title: args.title,
     model: args.model,
     fallbackModels: args.fallback_models,
@@ -94,24 +88,14 @@ function taskOptions(args: Args) {
     agents: args.agents,
     files: args.files,
     command: args.command,
+    permissions: args.rules ?? args.permissions,
     wait: args.wait,
+    ...wait,
     checks: args.checks,
     maxRounds: args.max_rounds,
     checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
     maxTokens: args.max_tokens,
     maxCostUsd: args.max_cost_usd,
-  };
-}
-
-/** The whole task goes into the job; request_id is its job id, so a repeat is the same task fleet-wide. */
-async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext) {
-  const { onBlocked: _, ...wait } = waitOptions(ctx, conductor, args);
-  const r = await conductor.delegate({
-    ...taskOptions(args),
-    directory: args.directory,
-    permissions: args.rules ?? args.permissions,
-    guard: args.guard,
-    ...wait,
     requestId: args.request_id,
   });
   if (!isQueued(r)) throw new Error("The queue answered without a task record.");
@@ -119,14 +103,7 @@ async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext
   return queuedAnswer(r);
 }
 
-async function leaseInstance(ctx: ToolContext, directory: string | undefined): Promise<InstanceLease> {
-  if (!ctx.instance) throw new UsageError('isolation "instance" is not available in this server.');
-  const dir = directory ?? ctx.config.directory;
-  if (!dir) throw new UsageError('isolation "instance" needs `directory`: the project the private server works in.');
-  return ctx.instance(dir);
-}
-
-async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined, args: Args, ctx: ToolContext) {
+async function delegateOn(conductor: Conductor, args: Args, ctx: ToolContext) {
   {
     const wait = waitOptions(ctx, conductor, args);
     const replay = async (sessionId: string) => {
@@ -135,35 +112,38 @@ async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined
       return { text: `REPLAYED request_id ${args.request_id}: the first call's session, nothing new was started.\n${turnText(data)}`, data };
     };
     const start = async (onSession?: (id: string, index: number) => Promise<void>) => {
-      let attach: string | undefined;
-      // An instance's session goes into the registry as soon as it exists, so it is on record while it runs.
-      const record = async (id: string) => {
-        if (lease) attach = await lease.record({ id, title: args.title ?? args.task.split("\n")[0]!.slice(0, 60), model: args.model ?? "" });
-        await onSession?.(id, 0);
-      };
       const result = await conductor.delegate({
-        ...taskOptions(args),
-        directory: lease?.directory ?? args.directory,
+        task: args.task,
+        directory: args.directory ?? (args.isolation === "instance" ? ctx.config.directory : undefined),
+        isolation: args.isolation,
+        guard: args.guard,
         sessionId: args.session_id,
         fork: args.fork,
-        permissions: guardedPermissions(lease, args),
+        title: args.title,
+        model: args.model,
+        fallbackModels: args.fallback_models,
+        agent: args.agent,
+        agents: args.agents,
+        files: args.files,
+        command: args.command,
+        permissions: args.rules ?? args.permissions,
+        wait: args.wait,
         ...wait,
-        // Checks of unattended work run without git credentials or tokens, like the agent.
-        ...(lease || args.guard ? { checkEnv: guardedEnv(process.env) } : {}),
-        onSession: lease || onSession ? record : undefined,
+        checks: args.checks,
+        maxRounds: args.max_rounds,
+        checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
+        maxTokens: args.max_tokens,
+        maxCostUsd: args.max_cost_usd,
+        onSession: async (id) => {
+          await recordTaskStart(ctx, conductor, { sessionId: id, tool: "oc_delegate", task: args.task, title: args.title, directory: args.directory, isolation: args.isolation, model: args.model, agent: args.agent, fallbacks: args.fallback_models, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd, checks: args.checks });
+          await onSession?.(id, 0);
+        },
       });
       await afterCancel(ctx, conductor, [result.sessionId], args.interrupt_on_cancel);
-      const data = { ...turnData(result), ...(attach ? { isolation: "instance", attach } : {}) };
-      return { text: `${turnText(data)}${attach ? `\nWatch it live: ${attach}` : ""}`, data };
+      const data = { ...turnData(result), ...(result.attach ? { isolation: "instance", attach: result.attach } : {}) };
+      await recordTaskEnd(ctx, data);
+      return { text: `${turnText(data)}${result.attach ? `\nWatch it live: ${result.attach}` : ""}`, data };
     };
     return startOnce(ctx, "oc_delegate", args.request_id, 1, start, (record) => replay(record.sessionIds[0]!));
   }
-}
-
-/** Instances always run under the guard rails (the caller's rules may restrict further); `guard` opts in on the shared server. */
-function guardedPermissions(lease: InstanceLease | undefined, args: Args): Permissions | undefined {
-  const own = args.rules ?? args.permissions;
-  if (!lease && !args.guard) return own;
-  const userRules = permissionRules(own);
-  return lease ? lease.rules(userRules) : guardRules(userRules ? { userRules } : {});
 }

@@ -1,11 +1,13 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelResult, type ParallelSummary } from "../../core/parallel.js";
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelSummary } from "../../core/parallel.js";
 import type { StartRecord } from "../../core/governance/request-ids.js";
-import { afterCancel, approvalsField, clamped, detailField, interruptOnCancelField, maxCostField, maxTokensField, requestIdField, timeoutField, timeoutMs } from "../common.js";
+import { afterCancel, approvalsField, clamped, detailField, interruptOnCancelField, maxCostField, maxTokensField, requestIdField, timeoutField, timeoutMs } from "../shared-fields.js";
 import { approvalHandler } from "../elicit.js";
 import { startOnce } from "../request-replay.js";
-import { defineTool } from "../tool.js";
+import { defineTool } from "../tool-def.js";
 import { turnData, turnText, type TurnData } from "../turn-answer.js";
+import { recordTaskEnd, recordTaskStart } from "../task-record.js";
 import { rulesField } from "./oc_delegate.js";
 import { queuedRow } from "../queued.js";
 
@@ -62,39 +64,36 @@ export const ocDelegateParallel = defineTool({
     if (conductor.queueSettings) {
       // One job per task on the fleet (docs/scaling.md); request_id names the batch on every MCP server.
       const tasks = args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions }));
-      const batch = await conductor.parallel(tasks, { requestId: args.request_id, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd });
-      await afterCancel(ctx, conductor, batch.running, args.interrupt_on_cancel);
-      return batchAnswer(batch as ParallelSummary & { batchId: string });
+      const queued = await conductor.parallel(tasks, { requestId: args.request_id, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd });
+      await afterCancel(ctx, conductor, queued.running, args.interrupt_on_cancel);
+      return batchAnswer(queued as ParallelSummary & { batchId: string });
     }
     const onBlocked = approvalHandler(ctx, conductor, args.approvals);
+    // Names the batch in the task records the web console reads.
+    const batchId = args.request_id ?? `batch_${randomUUID().slice(0, 8)}`;
     const start = (onSession?: (id: string, index: number) => Promise<void>) =>
       conductor.parallel(
         args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions })),
-        { concurrency: args.concurrency, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, onBlocked, onSession, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd },
+        {
+          concurrency: args.concurrency, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, onBlocked, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd,
+          onSession: async (id, index) => {
+            const t = args.tasks[index]!;
+            await recordTaskStart(ctx, conductor, { sessionId: id, tool: "oc_delegate_parallel", task: t.task, batchId, index, title: t.title, directory: t.directory, model: t.model, agent: t.agent, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd });
+            await onSession?.(id, index);
+          },
+        },
       );
     // A repeat waits for the first call's sessions (as oc_wait would) instead of starting anything.
-    const replay = async (record: StartRecord): Promise<ParallelSummary & { replayed: true }> => {
-      const wait = { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onBlocked };
-      const results = await Promise.all(
-        args.tasks.map(async (_, index): Promise<ParallelResult> => {
-          const id = record.sessionIds[index];
-          const error = (name: string, message: string) => ({ index, status: "error" as const, answer: "" as const, error: { name, message } });
-          if (!id) return error("NotStarted", "This task had no session after the first call with this request_id.");
-          return conductor.wait(id, { ...wait, onProgress: (p) => onProgress(index, p) }).then(
-            (r) => ({ ...r, index }),
-            (e: Error) => error(e.name, e.message),
-          );
-        }),
-      );
-      const counts: Record<string, number> = {};
-      for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
-      return { results, counts, running: results.flatMap((r) => (r.status === "running" && r.sessionId ? [r.sessionId] : [])), replayed: true };
-    };
+    const replay = async (record: StartRecord): Promise<ParallelSummary & { replayed: true }> => ({
+      ...(await conductor.waitAll(args.tasks.map((_, index) => record.sessionIds[index]), { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onBlocked, onProgress })),
+      replayed: true,
+    });
     const batch: ParallelSummary & { replayed?: true } = await startOnce(ctx, "oc_delegate_parallel", args.request_id, args.tasks.length, start, replay);
     await afterCancel(ctx, conductor, batch.running, args.interrupt_on_cancel);
     const results = batch.results.map((r) =>
       r.sessionId === undefined ? { index: r.index, status: r.status, answer: "", error: r.error } : { index: r.index, ...turnData(r) },
     );
+    await Promise.all(results.map((r) => ("session_id" in r && r.session_id ? recordTaskEnd(ctx, r as TurnData) : undefined)));
     const counts = Object.entries(batch.counts).map(([k, v]) => `${v} ${k}`).join(", ");
     const text = [
       ...(batch.replayed ? [`REPLAYED request_id ${args.request_id}: the first call's sessions, nothing new was started.`] : []),

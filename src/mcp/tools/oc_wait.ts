@@ -1,5 +1,5 @@
-import { afterCancel, approvalsField, detailField, interruptOnCancelField, sessionIdField, timeoutField, waitOptions } from "../common.js";
-import { defineTool } from "../tool.js";
+import { afterCancel, approvalsField, detailField, interruptOnCancelField, sessionIdField, timeoutField, waitOptions } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 import { isQueued, queuedAnswer } from "../queued.js";
 import { batchAnswer } from "./oc_delegate_parallel.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
