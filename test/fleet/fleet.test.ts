@@ -126,7 +126,7 @@ describe("a fleet of two workers on a real Redis", () => {
     await redis.restart();
     const r = await batch;
     expect(r.results.map((x) => x.status)).toEqual(Array(6).fill("done"));
-    for (const [i, x] of r.results.entries()) await expectTruthful(await queue.read(`redis-restart.${i + 1}`), `steady ${i + 1}`);
+    for (const i of r.results.keys()) await expectTruthful(await queue.read(`redis-restart.${i + 1}`), `steady ${i + 1}`);
   });
 
   it("answers oc_wait on a batch from a new MCP server after the first was SIGKILLed mid-batch", async () => {

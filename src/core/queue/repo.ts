@@ -21,7 +21,7 @@ async function git(cwd: string, args: string[]): Promise<string> {
     return stdout;
   } catch (error) {
     const e = error as { stderr?: string; message: string };
-    throw new Error(`git ${args[0]} failed: ${(e.stderr || e.message).trim().slice(0, 400)}`);
+    throw new Error(`git ${args[0]} failed: ${(e.stderr || e.message).trim().slice(0, 400)}`, { cause: error });
   }
 }
 
