@@ -11,6 +11,8 @@ import { catalog, type CatalogKind } from "./catalog/catalogs.js";
 import { listModels, type ListModelsOptions } from "./catalog/models.js";
 import { serverStatus } from "./catalog/status.js";
 import type { CoreContext, CoreSettings, DirectoryOption, SessionDefaults } from "./context.js";
+// With a queue, anything but a session id given to wait/result/interrupt is a task id.
+import { isSessionId } from "./inputs/ids.js";
 import { InstanceLeases } from "./instances/leases.js";
 import type { InstanceManager } from "./instances/manager.js";
 import { guardedEnv } from "./policy/guard-rails.js";
@@ -58,8 +60,6 @@ export interface ConductorDelegateOptions extends DelegateOptions {
 
 export type ConductorDelegateResult = DelegateResult & { isolation?: "instance"; /** A command to watch the session live (no password in it). */ attach?: string };
 
-/** opencode's session ids; anything else given to wait/result/interrupt with a queue is a task id. */
-const isSessionId = (id: string) => typeof id === "string" && id.startsWith("ses_");
 
 export class Conductor implements CoreContext {
   readonly engine: Engine;
