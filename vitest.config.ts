@@ -55,6 +55,19 @@ export default defineConfig({
         },
       },
       {
+        // The web console in a real headless Chromium (Debian's package, driven by playwright-core)
+        // against real opencode and the MCP server; one file, ~40 s.
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 4 }, // beside the one-at-a-time compat project: two files at once
+        },
+      },
+      {
         // The compatibility matrix (test/compat/targets.ts): CI runs the oldest supported and the
         // newest 1.x release; `npm run test:compat` runs any list of versions.
         test: {

@@ -83,6 +83,7 @@ const EnvSchema = z.object({
   OPENCODE_CONDUCTOR_HTTP_TOKEN: z.string().optional(),
   OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S: seconds(1800),
   OPENCODE_CONDUCTOR_HTTP_ORIGINS: z.string().optional(),
+  OPENCODE_CONDUCTOR_DEBUG: flag,
 });
 
 export interface Config {
@@ -109,6 +110,8 @@ export interface Config {
   httpOrigins: string[];
   /** Unset: elicit when the client declared elicitation, else return. `deny` cannot be loosened per call. */
   approvals?: ApprovalMode;
+  /** Discovery and start-up steps on stderr as they happen (OPENCODE_CONDUCTOR_DEBUG). */
+  debug?: boolean;
 }
 
 export class ConfigError extends Error {
@@ -144,5 +147,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpSessionTtlS: e.OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S,
     httpOrigins: (e.OPENCODE_CONDUCTOR_HTTP_ORIGINS ?? "").split(",").map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean),
     approvals: (e.OPENCODE_CONDUCTOR_APPROVALS || undefined) as ApprovalMode | undefined,
+    debug: e.OPENCODE_CONDUCTOR_DEBUG,
   };
 }

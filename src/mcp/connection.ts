@@ -3,9 +3,11 @@
 // machine, else a `opencode serve` started here (stopped when this process exits). Private
 // instances (`isolation: "instance"`) are separate servers; a session id is routed to the server
 // that holds it.
-import { discoverConnection, findRunningServers } from "../client/discover.js";
+import { discoverConnection } from "../client/discovery/connection.js";
+import { findRunningServers } from "../client/discovery/running-servers.js";
 import { NotFoundError } from "../client/errors.js";
-import { MissingBinaryError, spawnOpencode, resolveOpencodeBinary, type SpawnedOpencode } from "../client/spawn.js";
+import { autoStart } from "../client/autostart.js";
+import { MissingBinaryError, resolveOpencodeBinary, type SpawnedOpencode } from "../client/spawn.js";
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
 import type { CoreSettings } from "../core/context.js";
@@ -68,18 +70,26 @@ export function createConnection(config: Config): Connection {
 
   async function open(): Promise<Conductor> {
     const ownPids = (await instances().registry.read().catch(() => [])).map((row) => row.pid);
+    // With OPENCODE_CONDUCTOR_DEBUG: each discovery step on stderr as it is decided (no passwords in them).
+    const debug = (step: ConnectionStep) => {
+      if (config.debug) process.stderr.write(`opencode-conductor: discovery: ${step.step}: ${step.result}\n`);
+    };
     const found = await discoverConnection({
-      env: { OPENCODE_URL: config.opencodeUrl, OPENCODE_PASSWORD: config.opencodePassword, OPENCODE_USERNAME: config.opencodeUsername },
+      // HOME / XDG_STATE_HOME: where the opencode 2.x service's discovery file is.
+      env: { OPENCODE_URL: config.opencodeUrl, OPENCODE_PASSWORD: config.opencodePassword, OPENCODE_USERNAME: config.opencodeUsername, HOME: process.env.HOME, XDG_STATE_HOME: process.env.XDG_STATE_HOME },
       directory: config.directory ?? process.cwd(),
       excludePids: ownPids,
+      onStep: debug,
     });
     steps = [...found.steps];
     if (found.connection) {
-      mode = found.connection.source === "scan" ? "discovered" : "url";
+      mode = found.connection.source === "scan" || found.connection.source === "service" ? "discovered" : "url";
       const { url, password, username } = found.connection;
       return guarded(new Conductor({ url, password, username, directory: config.directory, ...settings, instances: instanceLeases() }));
     }
-    started = await spawnOpencode({ cwd: config.directory ?? process.cwd() }).catch((error: unknown) => {
+    // A 2.x CLI starts (or reuses) its background service, which stays running; otherwise a private
+    // `opencode serve` that stops with this process.
+    const auto = await autoStart({ cwd: config.directory ?? process.cwd() }).catch((error: unknown) => {
       if (error instanceof MissingBinaryError) throw new Error(`No opencode server is configured or running, and ${error.message}`);
       const binary = resolveOpencodeBinary();
       throw new Error(
@@ -88,7 +98,14 @@ export function createConnection(config: Config): Connection {
       );
     });
     mode = "auto-started";
-    steps.push({ step: "auto-start", result: `started opencode serve at ${started.url} (pid ${started.pid})` });
+    const startStep = { step: "auto-start", result: auto.note };
+    steps.push(startStep);
+    debug(startStep);
+    if (auto.kind === "service") {
+      const { url, password } = auto.service.registration;
+      return guarded(new Conductor({ url, ...(password !== undefined ? { password } : {}), directory: config.directory, ...settings }));
+    }
+    started = auto.server;
     // In the registry, so that if this process is SIGKILLed the next start stops the server (cleanStale).
     const server = started;
     await instances()

@@ -7,18 +7,21 @@
 // after a SIGKILL of the conductor the next start's cleanStale() finds the rows whose conductorPid is
 // dead and stops their servers.
 import { realpathSync } from "node:fs";
-import { realpath, stat } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { connect, type OpencodeClient } from "../../client/connect.js";
-import { spawnOpencode, randomPassword, type SpawnedOpencode } from "../../client/spawn.js";
+import { cliInfo } from "../../client/service/cli.js";
+import { resolveOpencodeBinary, spawnOpencode, randomPassword, type SpawnedOpencode } from "../../client/spawn.js";
+import { connectV2, type OpencodeV2Client } from "../../client/v2/index.js";
 import type { Config } from "../../config.js";
-import { quoted, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 import { existingDirectory } from "../inputs/directory.js";
 import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "../policy/guard-rails.js";
+import { guardConfigV2, withGuardV2 } from "../policy/guard-rails-v2.js";
 import type { FallbackRecord } from "../turns/summary.js";
 import { InstanceRegistry, processStartTime, withoutPassword, type InstanceRow, type PublicInstanceRow, type StaleCleanup } from "./registry.js";
-import { isProcessAlive } from "../../client/discover.js";
+import { isProcessAlive } from "../../client/discovery/processes.js";
 import type { PermissionRule } from "../policy/permissions.js";
 import { prepareSandbox, resolveSrt, type Sandbox } from "./sandbox.js";
 
@@ -59,7 +62,9 @@ export interface Instance {
   /** Basic-auth password (user `opencode`). Keep it out of anything shown. */
   password: string;
   startedAt: Date;
-  /** A client bound to the instance and its directory. */
+  /** The binary's major: 2.x speaks only the v2 API (see `client`). */
+  major: 1 | 2;
+  /** A v1 client bound to the instance and its directory (of no use on a 2.x instance). */
   client: OpencodeClient;
   /** Resolves with the exit code or signal once the server ended and its registry row is gone. */
   exited: Promise<number | string>;
@@ -76,7 +81,8 @@ export interface AttachCommand {
   /** What to show: `opencode attach <url> --session <id>` (no password). */
   command: string;
   /** Environment for running `command` yourself (holds the password: do not show). */
-  env: { OPENCODE_SERVER_PASSWORD: string };
+  /** `OPENCODE_SERVER_PASSWORD` (1.x) or `OPENCODE_PASSWORD` (2.x). */
+  env: Record<string, string>;
   /** A shell line that reads the password from the registry, safe to show. */
   shell: string;
 }
@@ -89,6 +95,8 @@ interface Managed extends Instance {
   holds: number;
   /** Status checks in a row that got no answer. */
   unanswered: number;
+  /** The v2 client of a 2.x instance, made on the first status check. */
+  v2?: Promise<OpencodeV2Client>;
   stopping?: Promise<void>;
 }
 
@@ -198,11 +206,14 @@ export class InstanceManager {
   }
 
   /** The command to watch a session live in opencode's TUI; the password travels by env only. */
-  attachCommand(instance: Pick<Instance, "url" | "pid" | "password">, sessionId: string): AttachCommand {
-    const command = `opencode attach ${instance.url} --session ${sessionId}`;
+  attachCommand(instance: Pick<Instance, "url" | "pid" | "password"> & { major?: 1 | 2 }, sessionId: string): AttachCommand {
+    // 2.x has no `attach`: its TUI takes `--server` and the password from OPENCODE_PASSWORD.
+    const v2 = instance.major === 2;
+    const command = v2 ? `opencode --server ${instance.url} --session ${sessionId}` : `opencode attach ${instance.url} --session ${sessionId}`;
+    const variable = v2 ? "OPENCODE_PASSWORD" : "OPENCODE_SERVER_PASSWORD";
     const read = `require(${JSON.stringify(this.registry.path)}).instances.find((i) => i.pid === ${instance.pid}).password`;
-    const shell = `OPENCODE_SERVER_PASSWORD="$(node -p ${shellQuote(read)})" ${command}`;
-    return { command, env: { OPENCODE_SERVER_PASSWORD: instance.password }, shell };
+    const shell = `${variable}="$(node -p ${shellQuote(read)})" ${command}`;
+    return { command, env: { [variable]: instance.password }, shell };
   }
 
   /** Records a session started on the instance of `directory` (shown by list() and oc_instances). */
@@ -247,13 +258,19 @@ export class InstanceManager {
     return env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
   }
 
-  private async environment(directory: string): Promise<NodeJS.ProcessEnv> {
+  private async environment(directory: string, major: 1 | 2): Promise<NodeJS.ProcessEnv> {
     const base = this.options.env ?? process.env;
     const guard = this.options.guard !== false;
     const env = guard ? guardedEnv(base, { keep: this.options.keepEnv }) : { ...base };
     // The caller's own inline config stays, under ours; the guard comes last so it wins.
     let config = parseJson(base.OPENCODE_CONFIG_CONTENT, "OPENCODE_CONFIG_CONTENT");
     config = deepMerge(config, (await this.options.configFor?.(directory)) ?? {});
+    if (major === 2) {
+      // 2.x reads no OPENCODE_PERMISSION; its inline config is loaded last (guard-rails-v2.ts).
+      if (guard) config = withGuardV2(config, guardConfigV2({ opencodeDataDir: join(this.dataHome(), "opencode") }));
+      env.OPENCODE_CONFIG_CONTENT = JSON.stringify(config);
+      return env;
+    }
     if (guard) config = deepMerge(config, guardConfig());
     env.OPENCODE_CONFIG_CONTENT = JSON.stringify(config);
     // opencode merges OPENCODE_PERMISSION after every config file, the repository's included.
@@ -275,7 +292,9 @@ export class InstanceManager {
 
   private async start(dir: string): Promise<Managed> {
     await this.cleanStale();
-    const env = await this.environment(dir);
+    const binary = this.options.binary ?? resolveOpencodeBinary();
+    const major = (await cliInfo(binary, this.options.env ?? process.env)).major === 2 ? 2 : 1;
+    const env = await this.environment(dir, major);
     const sandbox = this.options.sandbox === "srt" ? await this.prepareSandbox(dir, env) : undefined;
     let server: SpawnedOpencode;
     try {
@@ -283,7 +302,7 @@ export class InstanceManager {
         cwd: dir,
         env,
         password: randomPassword(),
-        ...(this.options.binary ? { binary: this.options.binary } : {}),
+        binary,
         ...(this.options.startTimeoutMs ? { startTimeoutMs: this.options.startTimeoutMs } : {}),
         ...(sandbox ? { port: sandbox.port, wrap: sandbox.wrap } : {}),
       });
@@ -300,6 +319,7 @@ export class InstanceManager {
       pid: server.pid,
       password: server.password,
       startedAt: new Date(now),
+      major,
       client: connect({ url: server.url, password: server.password, directory: dir }),
       exited: server.exited,
       server,
@@ -385,7 +405,7 @@ export class InstanceManager {
   /** A session of the instance is busy or retrying (`session.status` lists only those). */
   private async busy(m: Managed): Promise<boolean> {
     try {
-      const status = await m.client.call("session.status", {}, { timeoutMs: 5_000 });
+      const status = m.major === 2 ? await activeV2(m) : await m.client.call("session.status", {}, { timeoutMs: 5_000 });
       m.unanswered = 0;
       return Object.keys(status ?? {}).length > 0;
     } catch {
@@ -394,6 +414,14 @@ export class InstanceManager {
       return m.unanswered < 3;
     }
   }
+}
+
+/** 2.x: `GET /api/session/active` lists the running sessions (`{data: {ses_…: {type: "running"}}}`). */
+async function activeV2(m: Managed): Promise<Record<string, unknown>> {
+  const pending = (m.v2 ??= connectV2({ url: m.url, password: m.password }));
+  pending.catch(() => (m.v2 = undefined)); // a failed connect is retried at the next check
+  const answer = (await (await pending).request("session.active", {}, { timeoutMs: 5_000 })) as { data?: Record<string, unknown> } | undefined;
+  return answer?.data ?? {};
 }
 
 // ---------------------------------------------------------------------------------------------

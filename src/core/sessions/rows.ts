@@ -4,7 +4,7 @@ import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
 import { checkId } from "../inputs/ids.js";
-import { quoted,UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 
 export type Session = Schemas["Session"];
 

@@ -11,33 +11,29 @@ import { accessOf,methodOf,oneLine,MAX_SEARCH,tooLong,resolveOperation,searchOpe
 import { shapeOf } from "../api/schema-text.js";
 
 
-const Row = z.object({
-  id: z.string(),
-  method: z.string(),
-  path: z.string(),
-  summary: z.string(),
-  access: z.enum(["read", "write"]),
-});
-type RowT = z.output<typeof Row>;
+interface RowT {
+  id: string;
+  method: string;
+  path: string;
+  summary: string;
+  access: "read" | "write";
+}
 
-const Schema = z.record(z.string(), z.unknown());
+type JsonSchemaOrNull = Record<string, unknown> | null;
 
-const Detail = z.object({
-  id: z.string(),
-  method: z.string(),
-  path: z.string(),
-  summary: z.string(),
-  description: z.string(),
-  access: z.enum(["read", "write"]),
-  streaming: z.boolean().describe("An event stream: oc_api refuses it (use oc_wait / oc_delegate)."),
-  websocket: z.boolean().describe("Opens a WebSocket (a terminal): oc_api refuses it."),
-  path_params: Schema.nullable().describe("JSON Schema of the path parameters (oc_api `params`)."),
-  query: Schema.nullable().describe("JSON Schema of the query parameters (oc_api `query`)."),
-  body: Schema.nullable().describe("JSON Schema of the JSON body (oc_api `body`)."),
-  body_required: z.boolean(),
-  responses: z.array(z.object({ status: z.string(), description: z.string(), schema: z.string().nullable() })),
-});
-type DetailT = z.output<typeof Detail>;
+interface DetailT extends RowT {
+  description: string;
+  /** An event stream: oc_api refuses it (use oc_wait / oc_delegate). */
+  streaming: boolean;
+  /** Opens a WebSocket (a terminal): oc_api refuses it. */
+  websocket: boolean;
+  /** JSON Schema of the path parameters (oc_api `params`), the query (`query`) and the JSON body (`body`). */
+  path_params: JsonSchemaOrNull;
+  query: JsonSchemaOrNull;
+  body: JsonSchemaOrNull;
+  body_required: boolean;
+  responses: Array<{ status: string; description: string; schema: string | null }>;
+}
 
 const rowOf = (op: ApiHead): RowT => ({ id: op.id, method: methodOf(op), path: op.path, summary: oneLine(op), access: accessOf(op) });
 

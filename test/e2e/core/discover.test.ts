@@ -3,7 +3,8 @@
 // discoverConnection picks for its directory. Other test files' servers may run at the same time,
 // so assertions look for ours rather than counting.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { discoverConnection, findRunningServers } from "../../../src/client/discover.js";
+import { discoverConnection } from "../../../src/client/discovery/connection.js";
+import { findRunningServers } from "../../../src/client/discovery/running-servers.js";
 import { connect } from "../../../src/client/connect.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/index.js";
-import { isProcessAlive } from "../../../src/client/discover.js";
+import { isProcessAlive } from "../../../src/client/discovery/processes.js";
 import { InstanceRegistry } from "../../../src/core/instances/registry.js";
 import { offlineConfig, offlineEnv, startOpencode, type TestOpencode } from "../../support/opencode.js";
 import { httpError, text, toolCall } from "../../support/scripted-model.js";

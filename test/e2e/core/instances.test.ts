@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isProcessAlive } from "../../../src/client/discover.js";
+import { isProcessAlive } from "../../../src/client/discovery/processes.js";
 import { resolveOpencodeBinary, spawnOpencode } from "../../../src/client/spawn.js";
 import type { Config } from "../../../src/config.js";
 import { Conductor } from "../../../src/core/conductor.js";

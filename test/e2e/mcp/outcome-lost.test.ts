@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/index.js";
-import { isProcessAlive } from "../../../src/client/discover.js";
+import { isProcessAlive } from "../../../src/client/discovery/processes.js";
 import { CLI, startMcp, startMcpFor, type McpSession } from "../../support/mcp-client.js";
 import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../../support/opencode.js";
 import { text } from "../../support/scripted-model.js";

@@ -2,6 +2,7 @@
 // document: the released 2.0.26 and the runnable pre-release b622626 (the suite's 2.x server).
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { connectV2 } from "../../../src/client/v2/client.js";
 import { RouteMissingError, resolveV2Routes, V2_ROUTE_NAMES, V2_ROUTES } from "../../../src/client/v2/routes.js";
 
 const load = (file: string): unknown => JSON.parse(readFileSync(file, "utf8"));
@@ -76,5 +77,19 @@ describe("resolving the v2 engine's operations", () => {
   it("does not resolve a 1.x document's v1 routes (1.18.33 has some v2.* routes, but not all)", () => {
     const old = resolveV2Routes(load("spec/openapi.json"), "1.18.33");
     expect(old.missing.length).toBeGreaterThan(0);
+  });
+});
+
+describe("connecting to a 2.x server whose document lacks a required operation", () => {
+  it("refuses with an error naming the server's version and the missing operation", async () => {
+    const spec = load("spec/v2/openapi.json") as { paths: Record<string, Record<string, { operationId?: string }>> };
+    const trimmed = structuredClone(spec);
+    for (const item of Object.values(trimmed.paths)) for (const [method, op] of Object.entries(item)) if (op?.operationId === "session.prompt") delete item[method];
+    const identity = { major: 2 as const, version: "2.0.99", via: "/api/info", specPath: "/openapi.json" };
+    await expect(connectV2({ url: "http://127.0.0.1:9", identity, spec: trimmed })).rejects.toThrow(
+      "opencode 2.0.99 at http://127.0.0.1:9/ lacks operations the conductor needs: session.prompt. Upgrade opencode, or report which 2.x release this is.",
+    );
+    // The untrimmed document of the same release connects (no request is made before a call).
+    await expect(connectV2({ url: "http://127.0.0.1:9", identity, spec })).resolves.toMatchObject({ routes: { missing: [] } });
   });
 });

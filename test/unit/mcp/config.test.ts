@@ -62,6 +62,7 @@ describe("loadConfig parses every variable", () => {
       OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S: "600",
       OPENCODE_CONDUCTOR_HTTP_ORIGINS: "https://app.example/, http://intranet:8080",
       OPENCODE_CONDUCTOR_APPROVALS: "deny",
+      OPENCODE_CONDUCTOR_DEBUG: "1",
     });
     expect(c).toEqual({
       opencodeUrl: "http://127.0.0.1:4096",
@@ -83,6 +84,7 @@ describe("loadConfig parses every variable", () => {
       httpSessionTtlS: 600,
       httpOrigins: ["https://app.example", "http://intranet:8080"],
       approvals: "deny",
+      debug: true,
     });
   });
 
