@@ -1,8 +1,12 @@
-// The library's entry point: one object per opencode server, holding the client, the shared event
-// stream and settings, with every core capability as a method.
+// The library's entry point: one object per opencode server, holding its engine (opencode 1.x or
+// 2.x, picked by asking the server, engine/detect.ts), the shared event stream and settings, with
+// every core capability as a method.
 import { connect, type ConnectOptions, type OpencodeClient } from "../client/connect.js";
 import { NotFoundError } from "../client/errors.js";
-import { answerPermission, answerQuestion, listPending, type AnswerPermission, type AnswerQuestion, type PendingRequest } from "./policy/approvals.js";
+import { lazyEngine, openEngine } from "./engine/detect.js";
+import type { Engine } from "./engine/engine.js";
+import { V1Engine } from "./engine/v1.js";
+import type { AnswerPermission, AnswerQuestion, PendingRequest } from "./policy/approvals.js";
 import { catalog, type CatalogKind } from "./catalog/catalogs.js";
 import { listModels, type ListModelsOptions } from "./catalog/models.js";
 import { serverStatus } from "./catalog/status.js";
@@ -21,14 +25,27 @@ import { sessionScope } from "./sessions/scope.js";
 import type { Detail } from "./turns/summary.js";
 import { runningWatches } from "./turns/kept-watches.js";
 import type { WaitOptions } from "./turns/turn.js";
+import type { TaskQueue } from "./queue/client.js";
+import { queueSettingsFromEnv, type QueueSettings } from "./queue/settings.js";
+import type { QueuedDelegateOptions } from "./queue/spec.js";
+import type { TaskView } from "./queue/outcome.js";
 
-export type ConductorOptions = (ConnectOptions | { client: OpencodeClient }) &
+/**
+ * `url` (+ password, directory): the engine is picked on first use by asking the server; `client`:
+ * a 1.x client, used as is; `engine`: an engine built elsewhere (e.g. `Conductor.connect`).
+ */
+export type ConductorOptions = (ConnectOptions | { client: OpencodeClient } | { engine: Engine; client?: OpencodeClient }) &
   CoreSettings & {
     /**
      * Private instances for `isolation: "instance"` (e.g. `new InstanceManager({ stateDir, ttlS })`),
      * or leases shared with other conductors; without it, such a task is refused.
      */
     instances?: InstanceManager | InstanceLeases<Conductor>;
+    /**
+     * Run delegate/parallel/wait/result/interrupt as jobs on a Redis-backed BullMQ queue, by workers
+     * (docs/scaling.md). Default: OPENCODE_CONDUCTOR_QUEUE; `false`: always in this process.
+     */
+    queue?: QueueSettings | false;
   };
 
 export interface ConductorDelegateOptions extends DelegateOptions {
@@ -41,7 +58,12 @@ export interface ConductorDelegateOptions extends DelegateOptions {
 
 export type ConductorDelegateResult = DelegateResult & { isolation?: "instance"; /** A command to watch the session live (no password in it). */ attach?: string };
 
+/** opencode's session ids; anything else given to wait/result/interrupt with a queue is a task id. */
+const isSessionId = (id: string) => typeof id === "string" && id.startsWith("ses_");
+
 export class Conductor implements CoreContext {
+  readonly engine: Engine;
+  /** The typed 1.x client (oc_api, feature detection); against a 2.x server, use `engine`. */
   readonly client: OpencodeClient;
   readonly hub: EventHub;
   readonly settings: CoreSettings;
@@ -50,10 +72,27 @@ export class Conductor implements CoreContext {
   readonly sessions: SessionsApi = sessionsApi(this);
   /** Private instances, when configured (see ConductorOptions.instances). */
   readonly instances?: InstanceLeases<Conductor>;
+  readonly queueSettings?: QueueSettings;
+  private fleet?: Promise<TaskQueue>;
+
+  /** Asks the server what it is now (1.x or 2.x) and connects the engine for it; fails early when it cannot. */
+  static async connect(options: ConnectOptions & CoreSettings): Promise<Conductor> {
+    const client = connect(options);
+    return new Conductor({ ...options, client, engine: await openEngine(options, client) });
+  }
 
   constructor(options: ConductorOptions) {
-    this.client = "client" in options ? options.client : connect(options);
-    this.hub = new EventHub(this.client);
+    if ("engine" in options) {
+      this.engine = options.engine;
+      this.client = options.client ?? connect({ url: options.engine.url, directory: options.engine.directory });
+    } else if ("client" in options) {
+      this.client = options.client;
+      this.engine = new V1Engine(options.client);
+    } else {
+      this.client = connect(options);
+      this.engine = lazyEngine(options, this.client);
+    }
+    this.hub = new EventHub(this.engine);
     this.settings = {
       defaultModel: options.defaultModel,
       modelAllow: options.modelAllow,
@@ -63,15 +102,27 @@ export class Conductor implements CoreContext {
     };
     const instances = options.instances;
     this.instances =
-      instances instanceof InstanceLeases ? instances : instances && new InstanceLeases(instances, (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...this.settings }));
+      instances instanceof InstanceLeases ? instances : instances && new InstanceLeases(instances, (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...this.settings, queue: false }));
+    this.queueSettings = options.queue === false ? undefined : (options.queue ?? queueSettingsFromEnv());
+  }
+
+  /** The fleet's queue, when one is configured (loaded only then: no Redis connection otherwise). */
+  taskQueue(): Promise<TaskQueue> | undefined {
+    const settings = this.queueSettings;
+    if (!settings) return undefined;
+    return (this.fleet ??= import("./queue/client.js").then(({ TaskQueue }) => new TaskQueue(settings)));
   }
 
   /** Hands a task to an agent (new, continued or forked session) and, by default, waits for the result. */
-  async delegate(options: ConductorDelegateOptions): Promise<ConductorDelegateResult> {
+  async delegate(options: ConductorDelegateOptions & Pick<QueuedDelegateOptions, "repo" | "guard" | "requestId">): Promise<ConductorDelegateResult & { task?: TaskView }> {
     const { isolation, ...task } = options;
+    // With a queue, new work (not a continued session, not a private instance) is a job for the fleet.
+    const fleet = isolation !== "instance" && task.sessionId === undefined ? this.taskQueue() : undefined;
+    if (fleet) return (await fleet).delegate(task);
+    if (task.repo !== undefined) throw new UsageError("`repo` tasks run on the fleet's workers: configure a queue (OPENCODE_CONDUCTOR_QUEUE, or `queue: { url }`).");
     if (isolation !== "instance") return delegate(this, task);
     if (!this.instances) throw new UsageError('isolation "instance" needs private instances: create the Conductor with `instances` (an InstanceManager).');
-    const directory = task.directory ?? this.client.directory;
+    const directory = task.directory ?? this.engine.directory;
     if (!directory) throw new UsageError('isolation "instance" needs `directory`: the project the private server works in.');
     const lease = await this.instances.lease(directory);
     try {
@@ -116,25 +167,36 @@ export class Conductor implements CoreContext {
   }
 
   /** Runs independent tasks at once, one session each; one failure never fails the others. */
-  parallel(tasks: ParallelTask[], options?: ParallelOptions) {
-    return parallel(this, tasks, options);
+  async parallel(tasks: Array<ParallelTask & Pick<QueuedDelegateOptions, "repo" | "guard">>, options?: ParallelOptions & { requestId?: string }) {
+    const fleet = this.taskQueue();
+    if (!fleet) return parallel(this, tasks, options);
+    // The fleet's workers set how many run at once; approvals cannot reach a worker's session.
+    const o = options ?? {};
+    return (await fleet).parallel(tasks, { requestId: o.requestId, timeoutMs: o.timeoutMs, signal: o.signal, detail: o.detail, maxTokens: o.maxTokens, maxCostUsd: o.maxCostUsd, onTaskProgress: o.onProgress });
   }
 
-  /** Queues a message after the current turn, or steers (interrupt, then continue with it). */
+  /** Queues a message after the current turn, or steers it into the turn (opencode 1.x: interrupt, then continue with it). */
   send(sessionId: string, message: string, options?: SendOptions) {
     return send(this, sessionId, message, options);
   }
 
-  interrupt(sessionId: string, options?: { detail?: Detail }) {
-    return interrupt(this, sessionId, options);
+  /** Stops a session's turn; with a queue, a task id cancels the task (queued or running). */
+  async interrupt(sessionId: string, options?: { detail?: Detail }) {
+    const fleet = this.taskQueue();
+    return fleet && !isSessionId(sessionId) ? (await fleet).cancel(sessionId) : interrupt(this, sessionId, options);
   }
 
-  wait(sessionId: string, options?: WaitOptions) {
-    return wait(this, sessionId, options);
+  /** Waits for a session's turn; with a queue, a task id waits for the task on the fleet. */
+  async wait(sessionId: string, options?: WaitOptions) {
+    const fleet = this.taskQueue();
+    return fleet && !isSessionId(sessionId) ? (await fleet).wait(sessionId, options) : wait(this, sessionId, options);
   }
 
-  result(sessionId: string, options?: { detail?: Detail }) {
-    return result(this, sessionId, options);
+  async result(sessionId: string, options?: { detail?: Detail }) {
+    const fleet = this.taskQueue();
+    if (!fleet || isSessionId(sessionId)) return result(this, sessionId, options);
+    const last = await (await fleet).read(sessionId);
+    return { sessionId: last.sessionId, state: last.status === "running" ? ("busy" as const) : ("idle" as const), last };
   }
 
   /**
@@ -145,10 +207,10 @@ export class Conductor implements CoreContext {
     if (options.sessionId) {
       const ctx = await sessionScope(this, options.sessionId);
       const sessions = runningWatches(this).find((w) => w.sessionId === options.sessionId)?.sessions ?? [options.sessionId];
-      return listPending(ctx.client, sessions);
+      return ctx.engine.listPending(sessions);
     }
-    const directories = new Set([this.client.directory, ...runningWatches(this).map((w) => w.directory)]);
-    const lists = await Promise.all([...directories].map((d) => listPending(d === this.client.directory ? this.client : this.client.withDirectory(d))));
+    const directories = new Set([this.engine.directory, ...runningWatches(this).map((w) => w.directory)]);
+    const lists = await Promise.all([...directories].map((d) => this.engine.withDirectory(d).listPending()));
     return [...new Map(lists.flat().map((r) => [r.id, r])).values()];
   }
 
@@ -156,10 +218,10 @@ export class Conductor implements CoreContext {
   async answer(answer: AnswerPermission | AnswerQuestion): Promise<void> {
     const id = "requestId" in answer ? answer.requestId : answer.questionId;
     // The reply must go to the directory instance that asked (docs/opencode-behaviour.md §9).
-    const directory = answer.sessionId ? (await sessionScope(this, answer.sessionId)).client.directory : this.hub.directoryOf(id);
-    const client = directory === undefined || directory === this.client.directory ? this.client : this.client.withDirectory(directory);
+    const directory = answer.sessionId ? (await sessionScope(this, answer.sessionId)).engine.directory : this.hub.directoryOf(id);
+    const engine = directory === undefined ? this.engine : this.engine.withDirectory(directory);
     try {
-      return await ("requestId" in answer ? answerPermission(client, answer) : answerQuestion(client, answer));
+      return await ("requestId" in answer ? engine.answerPermission(answer) : engine.answerQuestion(answer));
     } catch (error) {
       if (!(error instanceof NotFoundError) || answer.sessionId || directory !== undefined) throw error;
       throw new UsageError(`${error.message}. It may be answered already, or belong to a session in another project directory: pass its sessionId.`);
@@ -173,6 +235,8 @@ export class Conductor implements CoreContext {
    */
   close(): void {
     this.hub.close();
+    void this.fleet?.then((q) => q.close());
+    this.fleet = undefined;
     this.instances?.closeAll();
   }
 }
