@@ -22,6 +22,7 @@ export const ocStatus = defineTool({
   title: "Server status",
   description: "The opencode server in use (URL, version, health, default model, how it was found, tested range, spec vs the pin). Call first when connecting fails.",
   toolset: "discover",
+  guide: ["oc_status / oc_models / oc_catalog describe the server."],
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { directory: directoryField, spec_ops: z.boolean().optional().describe("List differing op ids") },
   output: {
