@@ -16,6 +16,9 @@ export default defineConfig({
           // 1 MB spec takes ~1 s alone and far longer under load).
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          // Unit files share one module graph per worker: loading zod, the SDK and the generated
+          // tables once per file was most of the run (each file still gets fresh mocks and msw).
+          isolate: false,
         },
       },
       {
