@@ -10,7 +10,10 @@ import { readdir, readFile, readlink, realpath } from "node:fs/promises";
 import { endianness } from "node:os";
 import { basename } from "node:path";
 import { safeUrl } from "./errors.js";
+import { isProcessAlive } from "./process-alive.js";
 import { findService } from "./service/discover.js";
+
+export { isProcessAlive };
 
 export interface RunningServer {
   /** `http://127.0.0.1:PORT` (no credentials). */
@@ -76,21 +79,6 @@ function psArgv(pid: number): string[] | undefined {
     return out ? out.split(/\s+/) : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** Alive (signal 0 succeeds, or EPERM) and not a zombie. */
-export function isProcessAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return true; // no /proc: trust kill(0)
   }
 }
 
