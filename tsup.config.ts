@@ -1,8 +1,8 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  // The worker is loaded by URL next to the chunk that starts it (src/mcp/tools/api-checker.ts).
-  entry: { index: "src/index.ts", cli: "src/cli.ts", "api-check-worker": "src/mcp/tools/api-check-worker.ts" },
+  // The worker is loaded by URL next to the chunk that starts it (src/mcp/api/checker.ts).
+  entry: { index: "src/index.ts", cli: "src/cli.ts", "check-worker": "src/mcp/api/check-worker.ts" },
   format: ["esm"],
   target: "node20",
   platform: "node",

@@ -1,5 +1,5 @@
 // How much context the tool list costs every client: the JSON size of tools/list per configuration.
-import { listedTools } from "../src/mcp/tool-list.js";
+import { listedTools } from "../src/mcp/listing/listed-tools.js";
 
 const configs: Array<[string, NodeJS.ProcessEnv]> = [
   ["default toolsets", {}],

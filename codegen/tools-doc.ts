@@ -5,7 +5,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { TOOLSETS } from "../src/config.js";
 import { CLIENT_INJECTED_ARGUMENTS } from "../src/mcp/client-arguments.js";
 import { INSTRUCTIONS } from "../src/mcp/server.js";
-import { listedTools } from "../src/mcp/tool-list.js";
+import { listedTools } from "../src/mcp/listing/listed-tools.js";
 import { ALL_TOOLS } from "../src/mcp/tools/index.js";
 
 const OUT = new URL("../docs/tools.md", import.meta.url);

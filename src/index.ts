@@ -2,12 +2,12 @@
 export * from "./client/index.js";
 export { operations, type OperationSpec } from "../generated/operations.js";
 
-export { Conductor, type ConductorOptions } from "./core/conductor.js";
+export { Conductor, type ConductorDelegateOptions, type ConductorDelegateResult, type ConductorOptions } from "./core/conductor.js";
 export type { CoreContext, CoreSettings } from "./core/context.js";
-export { UsageError } from "./core/errors.js";
+export { UsageError, type NextStep } from "./core/errors.js";
 export { ModelResolutionError, resolveModel, formatModel, type ModelRef } from "./core/catalog/model-resolve.js";
 export type { DelegateOptions, DelegateResult } from "./core/delegate.js";
-export type { ParallelOptions, ParallelResult, ParallelSummary, ParallelTask } from "./core/parallel.js";
+export type { ParallelOptions, ParallelResult, ParallelSummary, ParallelTask, WaitAllOptions } from "./core/parallel.js";
 export type { Delivery, SendOptions, SessionState } from "./core/control.js";
 export type { PendingRequest, PendingPermission, PendingQuestion, AnswerPermission, AnswerQuestion } from "./core/policy/approvals.js";
 export type { PermissionConfig, Permissions, PermissionPreset, PermissionRule } from "./core/policy/permissions.js";
@@ -15,10 +15,19 @@ export { rulesFromConfig } from "./core/policy/permissions.js";
 export type { TurnSummary, TurnStatus, Detail, FileChange, ToolUse, TurnTokens } from "./core/turns/summary.js";
 export type { TurnProgress } from "./core/turns/watch.js";
 export type { WaitOptions } from "./core/turns/turn.js";
-export * as sessions from "./core/sessions/index.js";
-export { serverStatus, type ServerStatus } from "./core/catalog/status.js";
-export { listModels, type ModelRow } from "./core/catalog/models.js";
-export { catalog, CATALOG_KINDS, type CatalogKind } from "./core/catalog/catalogs.js";
+// Sessions, models, status and catalogs are methods of Conductor (conductor.sessions.info(id),
+// conductor.models(), conductor.status(), conductor.catalog(kind)); their types:
+export type { SessionsApi } from "./core/sessions/api.js";
+export type { SessionRow, ListSessionsOptions } from "./core/sessions/rows.js";
+export type { SessionDetails, RunState } from "./core/sessions/info.js";
+export type { CompactMessage, MessagesPage } from "./core/sessions/messages.js";
+export type { SessionDiff } from "./core/sessions/diff.js";
+export type { RevertState, CompactOptions, ShellOptions } from "./core/sessions/actions.js";
+export type { ServerStatus } from "./core/catalog/status.js";
+export type { ModelRow, ListModelsOptions } from "./core/catalog/models.js";
+export { CATALOG_KINDS, type CatalogKind, type CatalogRows } from "./core/catalog/catalogs.js";
+export { InstanceManager, type InstanceManagerOptions } from "./core/instances/manager.js";
+export { InstanceLeases, type InstanceLease } from "./core/instances/leases.js";
 
 export { createServer, INSTRUCTIONS } from "./mcp/server.js";
 export { loadConfig, type Config } from "./config.js";

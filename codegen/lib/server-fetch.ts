@@ -33,7 +33,7 @@ export async function fetchSpecFrom(target: ServerTarget, retry: RetryOptions = 
       const { bytes } = await fetchServerSpec(probeTarget, identity);
       return { doc: bytes, version: identity.version, major: identity.major, specPath: identity.specPath };
     } catch (error) {
-      if (error instanceof AuthError) throw new Error("the server answered 401: missing or wrong password (--password or OPENCODE_PASSWORD)");
+      if (error instanceof AuthError) throw new Error("the server answered 401: missing or wrong password (--password or OPENCODE_PASSWORD)", { cause: error });
       last = error;
       // Only a server that did not answer, or answered 5xx, may do better on a retry.
       const retryable = error instanceof ConnectionError || (error instanceof OpencodeError && error.status >= 500);

@@ -73,7 +73,7 @@ function makeClient(raw: Client<paths>, baseUrl: string, directory: string | und
 
   async function call(id: string, args: Record<string, unknown> = {}, callOptions: Record<string, unknown> = {}): Promise<unknown> {
     const op = operations[id as OperationId];
-    if (!op) throw new OpencodeError(`Unknown opencode operation "${id}". List operations with oc_api_ops or see generated/operations.ts.`, 0);
+    if (!op) throw new OpencodeError(`Unknown opencode operation "${id}". See generated/operations.ts for the operation ids.`, 0);
     return performRequest(ctx, routeOf(op), args, callOptions);
   }
 

@@ -33,6 +33,8 @@ export type ArgsOfOperation<O> = PathArgs<ParamsOf<O>> & QueryArgs<ParamsOf<O>> 
 /** `{ path, query, body }` of one operation; keys are required exactly when the spec requires them. */
 export type CallArgs<Id extends OperationId> = PathArgs<Params<Id>> & QueryArgs<Params<Id>> & BodyArgs<Op<Id>>;
 
+// `{}` on purpose: a key is optional exactly when an object without it still fits.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 type RequiredKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? never : K }[keyof T];
 
 export interface CallOptions {

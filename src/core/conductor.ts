@@ -3,24 +3,53 @@
 import { connect, type ConnectOptions, type OpencodeClient } from "../client/connect.js";
 import { NotFoundError } from "../client/errors.js";
 import { answerPermission, answerQuestion, listPending, type AnswerPermission, type AnswerQuestion, type PendingRequest } from "./policy/approvals.js";
-import type { CoreContext, CoreSettings, SessionDefaults } from "./context.js";
+import { catalog, type CatalogKind } from "./catalog/catalogs.js";
+import { listModels, type ListModelsOptions } from "./catalog/models.js";
+import { serverStatus } from "./catalog/status.js";
+import type { CoreContext, CoreSettings, DirectoryOption, SessionDefaults } from "./context.js";
+import { InstanceLeases } from "./instances/leases.js";
+import type { InstanceManager } from "./instances/manager.js";
+import { guardedEnv } from "./policy/guard-rails.js";
+import { permissionRules } from "./policy/permissions.js";
+import { sessionsApi, type SessionsApi } from "./sessions/api.js";
 import { interrupt, result, send, wait, type SendOptions } from "./control.js";
-import { delegate, type DelegateOptions } from "./delegate.js";
+import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.js";
 import { UsageError } from "./errors.js";
 import { EventHub } from "./event-hub.js";
-import { parallel, type ParallelOptions, type ParallelTask } from "./parallel.js";
+import { parallel, waitAll, type ParallelOptions, type ParallelTask, type WaitAllOptions } from "./parallel.js";
 import { sessionScope } from "./sessions/scope.js";
 import type { Detail } from "./turns/summary.js";
 import { runningWatches } from "./turns/kept-watches.js";
 import type { WaitOptions } from "./turns/turn.js";
 
-export type ConductorOptions = (ConnectOptions | { client: OpencodeClient }) & CoreSettings;
+export type ConductorOptions = (ConnectOptions | { client: OpencodeClient }) &
+  CoreSettings & {
+    /**
+     * Private instances for `isolation: "instance"` (e.g. `new InstanceManager({ stateDir, ttlS })`),
+     * or leases shared with other conductors; without it, such a task is refused.
+     */
+    instances?: InstanceManager | InstanceLeases<Conductor>;
+  };
+
+export interface ConductorDelegateOptions extends DelegateOptions {
+  /**
+   * `instance`: run on a private opencode server for `directory` (started or reused), under the
+   * guard rails; its session is recorded in the instance registry. Default `shared`.
+   */
+  isolation?: "shared" | "instance";
+}
+
+export type ConductorDelegateResult = DelegateResult & { isolation?: "instance"; /** A command to watch the session live (no password in it). */ attach?: string };
 
 export class Conductor implements CoreContext {
   readonly client: OpencodeClient;
   readonly hub: EventHub;
   readonly settings: CoreSettings;
   readonly sessionDefaults = new Map<string, SessionDefaults>();
+  /** Session actions: `conductor.sessions.info(id)`, `.diff(id)`, `.fork(id)`, … */
+  readonly sessions: SessionsApi = sessionsApi(this);
+  /** Private instances, when configured (see ConductorOptions.instances). */
+  readonly instances?: InstanceLeases<Conductor>;
 
   constructor(options: ConductorOptions) {
     this.client = "client" in options ? options.client : connect(options);
@@ -32,11 +61,58 @@ export class Conductor implements CoreContext {
       fallbackModels: options.fallbackModels,
       retryTimeoutS: options.retryTimeoutS,
     };
+    const instances = options.instances;
+    this.instances =
+      instances instanceof InstanceLeases ? instances : instances && new InstanceLeases(instances, (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...this.settings }));
   }
 
   /** Hands a task to an agent (new, continued or forked session) and, by default, waits for the result. */
-  delegate(options: DelegateOptions) {
-    return delegate(this, options);
+  async delegate(options: ConductorDelegateOptions): Promise<ConductorDelegateResult> {
+    const { isolation, ...task } = options;
+    if (isolation !== "instance") return delegate(this, task);
+    if (!this.instances) throw new UsageError('isolation "instance" needs private instances: create the Conductor with `instances` (an InstanceManager).');
+    const directory = task.directory ?? this.client.directory;
+    if (!directory) throw new UsageError('isolation "instance" needs `directory`: the project the private server works in.');
+    const lease = await this.instances.lease(directory);
+    try {
+      let attach: string | undefined;
+      // Instances always run under the guard rails; the caller's rules may restrict further.
+      const permissions = lease.rules(permissionRules(task.permissions));
+      const result = await delegate(lease.conductor, {
+        ...task,
+        directory: lease.directory,
+        permissions,
+        checkEnv: task.checkEnv ?? guardedEnv(process.env),
+        // On record while it runs, so a restart finds it.
+        onSession: async (id) => {
+          attach = await lease.record({ id, title: task.title ?? task.task.split("\n")[0]!.slice(0, 60), model: task.model ?? "" });
+          await task.onSession?.(id);
+        },
+      });
+      return { ...result, isolation: "instance", ...(attach ? { attach } : {}) };
+    } finally {
+      lease.release();
+    }
+  }
+
+  /** Waits for a batch's sessions at once, in input order (e.g. after a restart, with the ids a batch started). */
+  waitAll(sessionIds: ReadonlyArray<string | undefined>, options?: WaitAllOptions) {
+    return waitAll(this, sessionIds, options);
+  }
+
+  /** Models a caller may use (after the allow and block globs). */
+  models(options?: ListModelsOptions) {
+    return listModels(this, options);
+  }
+
+  /** Health, version, default model and catalog counts of the server. */
+  status(options?: DirectoryOption) {
+    return serverStatus(this, options);
+  }
+
+  /** Compact rows of one of the server's catalogs: agents, skills, commands, mcp, providers, projects. */
+  catalog<K extends CatalogKind>(kind: K, options?: DirectoryOption) {
+    return catalog(this, kind, options);
   }
 
   /** Runs independent tasks at once, one session each; one failure never fails the others. */
@@ -97,5 +173,6 @@ export class Conductor implements CoreContext {
    */
   close(): void {
     this.hub.close();
+    this.instances?.closeAll();
   }
 }

@@ -7,10 +7,12 @@ import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./catalog/models.js";
 import { quoted, UsageError } from "./errors.js";
+import { existingDirectory } from "./inputs/directory.js";
 import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog } from "./turns/fallback.js";
 import type { FallbackRecord } from "./turns/summary.js";
 import { governed, type GovernedSummary, type GovernOptions } from "./governance/governed.js";
 import type { ModelRef } from "./catalog/model-resolve.js";
+import { guardedEnv, guardRules } from "./policy/guard-rails.js";
 import { permissionRules, type Permissions } from "./policy/permissions.js";
 import { sessionScope } from "./sessions/scope.js";
 import { runTurn, type RunTurnOptions } from "./turns/turn.js";
@@ -37,6 +39,11 @@ export interface DelegateOptions extends Omit<RunTurnOptions, "fresh">, GovernOp
   /** Run this slash command (without the slash); `task` becomes its arguments. */
   command?: string;
   permissions?: Permissions;
+  /**
+   * Unattended work: the guard rails (policy/guard-rails.ts) around `permissions`, nothing may ask,
+   * and checks run without git credentials or tokens, like the agent.
+   */
+  guard?: boolean;
   /** Told the session id as soon as the session exists (e.g. to record an idempotent start). */
   onSession?: (sessionId: string) => void | Promise<void>;
   /** Models to switch to, in order, when the model keeps failing (default: settings.fallbackModels). See turns/fallback.ts. */
@@ -59,7 +66,8 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
     o.directory !== undefined ? { ...ctx, client: ctx.client.withDirectory(await existingDirectory(o.directory)) } : o.sessionId ? await sessionScope(ctx, o.sessionId) : ctx;
   const { client } = scoped;
   const directory = client.directory;
-  const rules = permissionRules(o.permissions);
+  const own = permissionRules(o.permissions);
+  const rules = o.guard ? guardRules(own ? { userRules: own } : {}) : own;
   const remembered = o.sessionId ? ctx.sessionDefaults?.get(o.sessionId) : undefined;
   const modelInput = o.model ?? remembered?.model ?? ctx.settings.defaultModel;
   const agent = o.agent ?? remembered?.agent;
@@ -103,7 +111,8 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
 
   // Gate fix rounds go to the same session as plain prompts, with the task's agent and the model in use.
   const followUp = (text: string) => () => client.call("session.prompt_async", { path: { sessionID: sessionId }, body: promptBody({ task: text, agent }, current, []) }).then(() => undefined);
-  const summary = await governed(scoped, sessionId, { ...o, fresh: !o.sessionId }, (text, options) => runTurn(scoped, sessionId, text === undefined ? send : followUp(text), options));
+  const governance = { ...o, fresh: !o.sessionId, ...(o.guard && !o.checkEnv ? { checkEnv: guardedEnv(process.env) } : {}) };
+  const summary = await governed(scoped, sessionId, governance, (text, options) => runTurn(scoped, sessionId, text === undefined ? send : followUp(text), options));
   return directory === undefined ? summary : { ...summary, directory };
 }
 
@@ -123,15 +132,6 @@ function promptBody(o: Pick<DelegateOptions, "task" | "agents" | "agent">, model
     ...(model?.variant ? { variant: model.variant } : {}),
     ...(o.agent ? { agent: o.agent } : {}),
   };
-}
-
-/** opencode accepts a missing directory and fails later (docs/opencode-behaviour.md §9): check it here. */
-export async function existingDirectory(directory: string): Promise<string> {
-  const absolute = resolve(directory);
-  const info = await stat(absolute).catch(() => undefined);
-  if (!info) throw new UsageError(`Directory ${quoted(absolute)} does not exist. Give an existing project directory (absolute path).`);
-  if (!info.isDirectory()) throw new UsageError(`${quoted(absolute)} is a file, not a directory. Give the project directory.`);
-  return absolute;
 }
 
 async function fileParts(files: string[], directory: string | undefined): Promise<Schemas["FilePartInput"][]> {

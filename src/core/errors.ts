@@ -1,8 +1,20 @@
 // Errors of the core that are the caller's to fix (bad input), as opposed to opencode failures.
 
+/**
+ * Where a caller looks next to fix an input: the library and the MCP layer each name their own way
+ * there (a method, a tool), so core messages never name an MCP tool.
+ */
+export type NextStep = "models" | "sessions" | "result" | "operations" | "answer" | "status";
+
 /** Invalid input: the message says what was wrong and what to do instead. */
 export class UsageError extends Error {
   override name = "UsageError";
+  constructor(
+    message: string,
+    readonly next?: NextStep,
+  ) {
+    super(message);
+  }
 }
 
 /** Quotes a value the caller gave, at most `max` characters of it: an error must not echo a huge input back. */

@@ -4,6 +4,8 @@ import { Budget, type BudgetCaps, type BudgetTotals } from "./governance/budget.
 import type { CoreContext } from "./context.js";
 import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.js";
 import { UsageError } from "./errors.js";
+import { wait } from "./control.js";
+import type { WaitOptions } from "./turns/turn.js";
 import type { TurnProgress } from "./turns/watch.js";
 
 export const DEFAULT_CONCURRENCY = 12;
@@ -88,8 +90,35 @@ export async function parallel(ctx: CoreContext, tasks: ParallelTask[], o: Paral
     budget?.release(); // sessions still running hold it until they settle
   }
 
+  return { ...tally(results), ...(budget ? { budget: budget.totals } : {}) };
+}
+
+export interface WaitAllOptions extends Omit<WaitOptions, "onProgress"> {
+  onProgress?: (index: number, progress: TurnProgress) => void;
+}
+
+/**
+ * Waits for a batch's sessions at once (e.g. a repeated start of the same batch, or a caller that
+ * kept only the ids), in input order; a missing id is a task that never started.
+ */
+export async function waitAll(ctx: CoreContext, sessionIds: ReadonlyArray<string | undefined>, o: WaitAllOptions = {}): Promise<ParallelSummary> {
+  const results = await Promise.all(
+    sessionIds.map(async (id, index): Promise<ParallelResult> => {
+      const error = (name: string, message: string) => ({ index, status: "error" as const, answer: "" as const, error: { name, message } });
+      if (!id) return error("NotStarted", "This task had no session when the batch was started.");
+      const onProgress = o.onProgress ? (p: TurnProgress) => o.onProgress!(index, p) : undefined;
+      return wait(ctx, id, { ...o, onProgress }).then(
+        (r) => ({ ...r, index }),
+        (e: Error) => error(e.name, e.message),
+      );
+    }),
+  );
+  return tally(results);
+}
+
+function tally(results: ParallelResult[]): Omit<ParallelSummary, "budget"> {
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
   const running = results.flatMap((r) => (r.status === "running" && r.sessionId ? [r.sessionId] : []));
-  return { results, counts, running, ...(budget ? { budget: budget.totals } : {}) };
+  return { results, counts, running };
 }

@@ -1,19 +1,13 @@
-// Which tool calls are audited, and what their audit line says. Read-only tools are not audited;
-// oc_api is audited unless it ran a GET.
-import { operations, type OperationId } from "../../generated/operations.js";
+// Which tool calls are audited, and what their audit line says: as each tool declares (ToolDef.audit);
+// by default every call of a tool that is not read-only.
 import { digestPrompt, type AuditEntry } from "../core/governance/audit.js";
-import type { ToolDef } from "./tool.js";
+import type { ToolDef } from "./tool-def.js";
 
 type Args = Record<string, unknown>;
 type Data = Record<string, unknown>;
 
 export function isAudited(def: ToolDef, args: Args): boolean {
-  if (def.name === "oc_api") {
-    const op = typeof args.operation === "string" ? operations[args.operation as OperationId] : undefined;
-    const method = op?.method ?? (typeof args.method === "string" ? args.method.toLowerCase() : undefined);
-    return method !== "get";
-  }
-  return !def.annotations.readOnlyHint;
+  return def.audit?.when ? def.audit.when(args) : !def.annotations.readOnlyHint;
 }
 
 const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
@@ -56,9 +50,7 @@ function governance(args: Args, data: Data): Record<string, unknown> {
 }
 
 function auditDetail(def: ToolDef, args: Args, results: Data[] | undefined): Pick<AuditEntry, "detail"> | undefined {
-  if (def.name === "oc_api") return { detail: { operation: str(args.operation) ?? `${str(args.method)?.toUpperCase()} ${str(args.path)}` } };
-  if (def.name === "oc_session") return { detail: { action: str(args.action) } };
-  if (def.name === "oc_send") return { detail: { delivery: str(args.delivery) ?? "queue" } };
+  if (def.audit?.detail) return { detail: def.audit.detail(args) };
   if (results) return { detail: { sessions: results.map((r) => ({ session_id: str(r.session_id), status: str(r.status) })) } };
   return undefined;
 }

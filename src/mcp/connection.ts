@@ -12,18 +12,8 @@ import { Conductor } from "../core/conductor.js";
 import type { CoreSettings } from "../core/context.js";
 import { guardFeatures } from "../core/server/feature-guard.js";
 import { sharedInstanceManager, type InstanceManager } from "../core/instances/manager.js";
-import type { PermissionRule } from "../core/policy/permissions.js";
-
-export interface InstanceLease {
-  conductor: Conductor;
-  directory: string;
-  /** Lets the instance be reaped again once the work is recorded. */
-  release(): void;
-  /** Session rules for work on the instance (the guard around the caller's rules). */
-  rules(userRules?: PermissionRule[]): PermissionRule[] | undefined;
-  /** Remembers a session as living on this instance; returns the command to watch it live. */
-  record(session: { id: string; title: string; model: string }): Promise<string>;
-}
+import { isSessionId } from "../core/inputs/ids.js";
+import { InstanceLeases } from "../core/instances/leases.js";
 
 export interface ConnectionStep {
   step: string;
@@ -39,17 +29,12 @@ export interface Connection {
   conductor(sessionId?: string): Promise<Conductor>;
   /** Conductors of the other opencode servers found running on this machine that accept our password. */
   otherServers(): Promise<Conductor[]>;
-  /** A private instance for `directory` (started or reused). */
-  instance(directory: string): Promise<InstanceLease>;
   /** Secrets learned at run time (passwords of servers started here). */
   secrets(): string[];
   /** How the main connection was found, step by step (no passwords), for oc_status. */
   describe(): { mode: "url" | "discovered" | "auto-started" | "not connected"; url?: string; steps: ConnectionStep[] };
   close(): Promise<void>;
 }
-
-/** The shape of opencode's session ids (`ses_` and a few dozen base62 characters). */
-const SESSION_ID = /^ses_[0-9A-Za-z]{1,100}$/;
 
 export function createConnection(config: Config): Connection {
   let pending: Promise<Conductor> | undefined;
@@ -58,7 +43,7 @@ export function createConnection(config: Config): Connection {
   let mode: "url" | "discovered" | "auto-started" = "url";
   let steps: ConnectionStep[] = [];
   let manager: InstanceManager | undefined;
-  const byPid = new Map<number, Conductor>();
+  let leases: InstanceLeases<Conductor> | undefined;
   const byUrl = new Map<string, Conductor>();
   const sessionHome = new Map<string, Conductor>();
 
@@ -70,6 +55,8 @@ export function createConnection(config: Config): Connection {
     retryTimeoutS: config.retryTimeoutS,
   };
   const instances = () => (manager ??= sharedInstanceManager(config));
+  // Private instances run the pinned binary; their conductors are shared by every main conductor.
+  const instanceLeases = () => (leases ??= new InstanceLeases(instances(), (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...settings })));
   // Rows left by a conductor that was killed (SIGKILL): stop their servers now, at start.
   void instances().cleanStale().catch(() => undefined);
 
@@ -97,7 +84,7 @@ export function createConnection(config: Config): Connection {
     if (found.connection) {
       mode = found.connection.source === "scan" || found.connection.source === "service" ? "discovered" : "url";
       const { url, password, username } = found.connection;
-      return guarded(new Conductor({ url, password, username, directory: config.directory, ...settings }));
+      return guarded(new Conductor({ url, password, username, directory: config.directory, ...settings, instances: instanceLeases() }));
     }
     // A 2.x CLI starts (or reuses) its background service, which stays running; otherwise a private
     // `opencode serve` that stops with this process.
@@ -135,7 +122,7 @@ export function createConnection(config: Config): Connection {
       })
       .catch(() => undefined);
     void server.exited.then(() => instances().registry.remove(server.pid).catch(() => undefined));
-    return guarded(new Conductor({ url: started.url, password: started.password, directory: config.directory, ...settings }));
+    return guarded(new Conductor({ url: started.url, password: started.password, directory: config.directory, ...settings, instances: instanceLeases() }));
   }
 
   function mainConductor(): Promise<Conductor> {
@@ -149,30 +136,9 @@ export function createConnection(config: Config): Connection {
     return pending;
   }
 
-  function conductorOf(row: { pid: number; url: string; password: string; directory: string }): Conductor {
-    let c = byPid.get(row.pid);
-    if (!c) {
-      c = new Conductor({ url: row.url, password: row.password, directory: row.directory, ...settings });
-      byPid.set(row.pid, c);
-    }
-    return c;
-  }
-
-  /** The instance holding `sessionId`: remembered here, or listed in the registry (e.g. after a restart). */
-  async function instanceOf(sessionId: string): Promise<Conductor | undefined> {
-    const known = sessionHome.get(sessionId);
-    if (known) return known;
-    const rows = await instances().registry.read().catch(() => []);
-    const row = rows.find((r) => r.sessions.some((s) => s.id === sessionId));
-    if (!row) return undefined;
-    const c = conductorOf(row);
-    sessionHome.set(sessionId, c);
-    return c;
-  }
-
   async function otherServers(): Promise<Conductor[]> {
     const primary = await mainConductor();
-    const ownPids = (await instances().registry.read().catch(() => [])).map((row) => row.pid);
+    const ownPids = await instanceLeases().pids();
     const found = await findRunningServers({ password: config.opencodePassword, username: config.opencodeUsername, excludePids: ownPids });
     return found
       .filter((s) => s.healthy && s.url !== primary.client.url)
@@ -194,8 +160,8 @@ export function createConnection(config: Config): Connection {
       const primary = await mainConductor();
       // Something that is not a session id is not looked up on every server (a huge one would
       // cost a huge URL per server): the core refuses it with a bounded error.
-      if (!sessionId || !SESSION_ID.test(sessionId)) return primary;
-      const home = (await instanceOf(sessionId)) ?? ((await holds(primary, sessionId).catch(() => true)) ? primary : undefined);
+      if (!isSessionId(sessionId)) return primary;
+      const home = sessionHome.get(sessionId) ?? (await instanceLeases().holding(sessionId)) ?? ((await holds(primary, sessionId).catch(() => true)) ? primary : undefined);
       if (home) return home;
       // Not ours: maybe a session of another opencode on this machine (a TUI window, a serve).
       for (const other of await otherServers().catch(() => [])) {
@@ -207,34 +173,14 @@ export function createConnection(config: Config): Connection {
       return primary; // the call will say the session was not found
     },
     otherServers,
-    async instance(directory) {
-      const m = instances();
-      const inst = await m.acquire(directory);
-      const release = m.hold(inst.directory);
-      const conductor = conductorOf(inst);
-      void inst.exited.then(() => {
-        conductor.close();
-        byPid.delete(inst.pid);
-      });
-      return {
-        conductor,
-        directory: inst.directory,
-        release,
-        rules: (userRules) => m.sessionRules(userRules),
-        async record(session) {
-          sessionHome.set(session.id, conductor);
-          await m.recordSession(inst.directory, session);
-          return m.attachCommand(inst, session.id).shell;
-        },
-      };
-    },
     secrets: () => [...(started ? [started.password] : []), ...(manager?.secrets() ?? [])],
     describe: () => (main ? { mode, url: main.client.url, steps } : { mode: "not connected", steps }),
     async close() {
       // An auto-start still under way would otherwise leave its server to the exit-time SIGKILL.
       await pending?.catch(() => undefined);
       main?.close();
-      for (const c of [...byPid.values(), ...byUrl.values()]) c.close();
+      leases?.closeAll();
+      for (const c of byUrl.values()) c.close();
       await Promise.all([started?.stop(), manager?.stopAll()]);
     },
   };

@@ -13,7 +13,7 @@ import { digestPrompt } from "../core/governance/audit.js";
 import type { BlockedHandler } from "../core/turns/blocked.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Decider, RefusedApproval } from "./refusals.js";
-import type { ToolContext } from "./tool.js";
+import type { ToolContext } from "./tool-def.js";
 
 export const DENY_MESSAGE = "Denied by policy: this server does not allow it. Carry on without it, or say what you needed.";
 
@@ -88,7 +88,9 @@ async function answer(
 ): Promise<"handled" | "return"> {
   let outcome = "ok";
   try {
-    await conductor.answer(reply);
+    // The server holding the session (a private instance's session is answered there).
+    const holder = r.sessionId ? await ctx.conductor(r.sessionId) : conductor;
+    await holder.answer(reply);
   } catch (error) {
     // Answered meanwhile (by the model through oc_answer, or the turn ended): nothing left to do.
     if (!(error instanceof NotFoundError)) {

@@ -4,7 +4,7 @@
 // this process a duplicate that arrives while the first call is still creating sessions waits for it.
 import type { StartRecord } from "../core/governance/request-ids.js";
 import { quoted, UsageError } from "../core/errors.js";
-import type { ToolContext } from "./tool.js";
+import type { ToolContext } from "./tool-def.js";
 
 export type OnSession = (sessionId: string, index: number) => Promise<void>;
 

@@ -14,7 +14,7 @@ import { sessionDiff } from "../core/sessions/diff.js";
 import { sessionMessages } from "../core/sessions/messages.js";
 import { sessionTodo } from "../core/sessions/actions.js";
 import { registerResourceUpdates } from "./resource-updates.js";
-import { scrub } from "./tool.js";
+import { scrub } from "./register-tool.js";
 
 export interface ResourceOptions {
   config: Config;

@@ -10,8 +10,9 @@ import { RequestLog } from "../core/governance/request-ids.js";
 import { VERSION } from "../version.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
-import { registerTool, type ToolDef } from "./tool.js";
-import { toolListing } from "./tool-listing.js";
+import { registerTool } from "./register-tool.js";
+import { type ToolDef } from "./tool-def.js";
+import { toolListing } from "./listing/compact-listing.js";
 import { ALL_TOOLS } from "./tools/index.js";
 
 export const INSTRUCTIONS = `opencode-conductor hands coding work to opencode agents.
@@ -28,7 +29,7 @@ export interface ServerOptions {
   /** Connects to opencode on first use; with a session id, the server holding that session. */
   conductor(sessionId?: string): Promise<Conductor>;
   /** Private instances and how the connection was found (the CLI passes its Connection). */
-  connection?: Pick<Connection, "instance" | "describe" | "otherServers">;
+  connection?: Pick<Connection, "describe" | "otherServers">;
   /** Values that must never appear in an answer. */
   secrets?: () => string[];
   /** Default: the file of OPENCODE_CONDUCTOR_AUDIT (or none when `off`). */
@@ -45,7 +46,7 @@ export function assertSomeTools(config: Pick<Config, "toolsets" | "readOnly">): 
 
 /** The tools this configuration exposes. */
 export function selectTools(config: Pick<Config, "toolsets" | "readOnly">, tools: readonly ToolDef[] = ALL_TOOLS): ToolDef[] {
-  return tools.filter((t) => config.toolsets.includes(t.toolset) && (!config.readOnly || t.annotations.readOnlyHint || t.name === "oc_api"));
+  return tools.filter((t) => config.toolsets.includes(t.toolset) && (!config.readOnly || t.annotations.readOnlyHint || t.readOnlyMode === "self-checked"));
 }
 
 // One log per state dir in this process: its writes are serialised, and the HTTP transport builds
@@ -71,7 +72,6 @@ export function createServer(options: ServerOptions): McpServer {
     registerTool(server, tool, {
       config: options.config,
       conductor: options.conductor,
-      instance: options.connection?.instance,
       connection: options.connection?.describe,
       otherServers: options.connection?.otherServers,
       secrets,

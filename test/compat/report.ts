@@ -12,6 +12,7 @@ export interface VitestJson {
   testResults: Array<{ assertionResults: Array<{ ancestorTitles: string[]; title: string; status: string; failureMessages?: string[] }> }>;
 }
 
+// eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
 const ANSI = /\x1b\[[0-9;]*m/g;
 
 /** The first meaningful line of a failure, at most 200 characters. */

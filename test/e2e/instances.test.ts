@@ -15,7 +15,7 @@ import { Conductor } from "../../src/core/conductor.js";
 import { InstanceRegistry } from "../../src/core/instances/registry.js";
 import { InstanceManager, type Instance } from "../../src/core/instances/manager.js";
 import { instancesTool } from "../../src/mcp/tools/oc_instances.js";
-import type { ToolContext } from "../../src/mcp/tool.js";
+import type { ToolContext } from "../../src/mcp/tool-def.js";
 import { offlineConfig, offlineEnv } from "../support/opencode.js";
 import { createProjectDir } from "../support/project-dir.js";
 import { registerPid, registerRoot, unregisterPid, unregisterRoot } from "../support/registry.js";

@@ -1,7 +1,7 @@
 // The built server over Streamable HTTP (`--http`), driven by the SDK's Client against real opencode:
 // bearer token, Host-header (DNS rebinding) protection, refusing a non-loopback bind without a
 // token, and a clean SIGTERM exit.
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { request } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -12,7 +12,7 @@ import { freePort } from "../../src/client/spawn.js";
 import { startHttpCli, type HttpCli } from "../support/http-cli.js";
 import { CLI } from "../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { isAlive, registerPid, unregisterPid } from "../support/registry.js";
+import { isAlive } from "../support/registry.js";
 import { scratchHome } from "../support/scratch-home.js";
 
 const TOKEN = "test-token-0123456789abcdef";

@@ -6,7 +6,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../../src/config.js";
 import type { Conductor } from "../../src/core/conductor.js";
-import { registerTool, type ToolDef } from "../../src/mcp/tool.js";
+import { registerTool } from "../../src/mcp/register-tool.js";
+import { type ToolDef } from "../../src/mcp/tool-def.js";
 import { ocApi } from "../../src/mcp/tools/oc_api.js";
 import { ocApiOps } from "../../src/mcp/tools/oc_api_ops.js";
 

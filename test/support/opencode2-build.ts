@@ -126,7 +126,7 @@ async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
   } catch (error) {
     const e = error as { stderr?: string; stdout?: string; message?: string };
     const tail = `${e.stderr ?? ""}${e.stdout ?? ""}`.trim().slice(-1500) || e.message;
-    throw new Error(`preparing opencode 2.x: ${name} failed:\n${tail}`);
+    throw new Error(`preparing opencode 2.x: ${name} failed:\n${tail}`, { cause: error });
   }
 }
 

@@ -186,6 +186,8 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     // Listen for the client leaving from the start: it may go while the body is still arriving.
     const abort = new AbortController();
     inFlight.add(abort);
+    // `let`: the close listener may run before the body is read and the request recorded.
+    // eslint-disable-next-line prefer-const
     let record: ScriptedRequest | undefined;
     res.once("close", () => {
       inFlight.delete(abort);

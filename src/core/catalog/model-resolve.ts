@@ -21,7 +21,7 @@ export class ModelResolutionError extends UsageError {
     message: string,
     readonly candidates: string[] = [],
   ) {
-    super(message);
+    super(message, "models");
   }
 }
 
@@ -37,7 +37,7 @@ export function formatModel(ref: ModelRef): string {
  */
 export function resolveModel(input: string, catalog: ProviderCatalog, defaultProvider?: string): ModelRef {
   const trimmed = input.trim();
-  if (!trimmed) throw new ModelResolutionError("The model name is empty. Give `provider/model` or a model name; list models with oc_models.");
+  if (!trimmed) throw new ModelResolutionError("The model name is empty. Give `provider/model` or a model name from the model list.");
   const hash = trimmed.lastIndexOf("#");
   const name = hash > 0 ? trimmed.slice(0, hash) : trimmed;
   const variant = hash > 0 ? trimmed.slice(hash + 1) : undefined;
@@ -90,7 +90,7 @@ export function resolveModel(input: string, catalog: ProviderCatalog, defaultPro
     return pick(shortest, "several models match equally well");
   }
   const connected = catalog.providers.map((p) => p.id).join(", ") || "(none)";
-  throw new ModelResolutionError(`No model matches ${quoted(name)} among the connected providers (${connected}). List models with oc_models.`);
+  throw new ModelResolutionError(`No model matches ${quoted(name)} among the connected providers (${connected}). Pick one from the model list.`);
 }
 
 function byLength(a: { modelID: string }, b: { modelID: string }): number {

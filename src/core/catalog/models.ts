@@ -87,7 +87,7 @@ export async function resolveModelRef(ctx: CoreContext, input: string, options: 
       throw error; // unknown everywhere: the first error lists only usable candidates
     }
     const refusal = modelRefusal(formatModel({ ...ref, variant: undefined }), ctx.settings);
-    throw refusal ? new UsageError(`${refusal} List usable models with oc_models.`) : error;
+    throw refusal ? new UsageError(`${refusal} Pick one from the usable models.`, "models") : error;
   }
 }
 

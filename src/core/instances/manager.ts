@@ -7,7 +7,7 @@
 // after a SIGKILL of the conductor the next start's cleanStale() finds the rows whose conductorPid is
 // dead and stops their servers.
 import { realpathSync } from "node:fs";
-import { realpath, stat } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { connect, type OpencodeClient } from "../../client/connect.js";
@@ -15,7 +15,8 @@ import { cliInfo } from "../../client/service/cli.js";
 import { resolveOpencodeBinary, spawnOpencode, randomPassword, type SpawnedOpencode } from "../../client/spawn.js";
 import { connectV2, type OpencodeV2Client } from "../../client/v2/index.js";
 import type { Config } from "../../config.js";
-import { quoted, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
+import { existingDirectory } from "../inputs/directory.js";
 import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "../policy/guard-rails.js";
 import { guardConfigV2, withGuardV2 } from "../policy/guard-rails-v2.js";
 import type { FallbackRecord } from "../turns/summary.js";
@@ -123,7 +124,7 @@ export class InstanceManager {
 
   /** The running instance for `directory`, started (and recorded) when there is none. */
   async acquire(directory: string): Promise<Instance> {
-    const dir = await existingDirectory(directory);
+    const dir = await existingDirectory(directory, { real: true });
     const running = this.instances.get(dir);
     if (running && !running.stopping) {
       this.touch(dir);
@@ -437,13 +438,6 @@ export function sharedInstanceManager(config: Pick<Config, "stateDir" | "instanc
     shared = { stateDir: config.stateDir, manager: new InstanceManager({ stateDir: config.stateDir, ttlS: config.instanceTtlS, ...sandbox, ...options }) };
   }
   return shared.manager;
-}
-
-async function existingDirectory(directory: string): Promise<string> {
-  const abs = resolve(directory);
-  const info = await stat(abs).catch(() => undefined);
-  if (!info?.isDirectory()) throw new UsageError(`Directory ${quoted(directory)} does not exist (or is not a directory): give an existing project directory.`);
-  return realpath(abs);
 }
 
 function realpathOrSelf(path: string): string {

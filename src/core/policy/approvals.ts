@@ -94,7 +94,7 @@ export async function answerQuestion(client: OpencodeClient, a: AnswerQuestion):
     return;
   }
   if (!a.answers || a.answers.length === 0) {
-    throw new UsageError("Answer a question with `answers` (one list of labels per question), or dismiss it with `reject: true` (oc_answer: `decision: \"reject\"`).");
+    throw new UsageError("Answer a question with `answers` (one list of labels per question), or dismiss it with `reject: true`.", "answer");
   }
   await client.call("question.reply", { path: { requestID: a.questionId }, body: { answers: a.answers } });
 }

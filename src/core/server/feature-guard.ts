@@ -39,7 +39,7 @@ export const BEHAVIOUR_LIMITS: readonly BehaviourLimit[] = [
   { operationId: "session.revert", since: "1.14.48", problem: "opencode marks the messages reverted there but leaves the files the turn wrote as they are" },
 ];
 
-const upgrade = `Upgrade opencode (e.g. \`npm i -g opencode-ai@${specInfo.opencodeVersion}\`); oc_status shows the tested range.`;
+const upgrade = `Upgrade opencode (e.g. \`npm i -g opencode-ai@${specInfo.opencodeVersion}\`); the server status shows the tested range.`;
 
 /** Why `op` cannot be used on this server, or undefined when it can. */
 export function unsupported(spec: ServerSpec, op: { id: string; method: string; path: string }): UnsupportedOperationError | undefined {

@@ -9,7 +9,9 @@ import { formatModel,type ModelRef } from "../catalog/model-resolve.js";
 import { errorOf } from "../turns/summary.js";
 import type { SessionMessage } from "../turns/session-message.js";
 import { TurnWatch } from "../turns/watch.js";
-import { checkId,opts,sessionRow,type Session,type SessionRow } from "./rows.js";
+import { checkId } from "../inputs/ids.js";
+import { sessionScope } from "./scope.js";
+import { opts, sessionRow, type Session, type SessionRow } from "./rows.js";
 import { runState } from "./info.js";
 import { lastUserMessage } from "./messages.js";
 
@@ -23,6 +25,12 @@ export async function renameSession(ctx: CoreContext, id: string, title: string,
   const trimmed = title.trim();
   if (!trimmed) throw new UsageError("The new title is empty. Give the session a non-empty title.");
   return sessionRow(await ctx.client.call("session.update", { path: { sessionID: checkId(id, "ses", "sessionId") }, body: { title: trimmed } }, opts(options.directory)));
+}
+
+/** Hides the session from opencode's lists (it stays readable); the update goes to the session's own directory. */
+export async function archiveSession(ctx: CoreContext, id: string): Promise<SessionRow> {
+  const scoped = await sessionScope(ctx, id);
+  return sessionRow(await scoped.client.call("session.update", { path: { sessionID: id }, body: { time: { archived: Date.now() } } }));
 }
 
 const ABORT_SETTLE_MS = 10_000;
@@ -106,7 +114,7 @@ async function sessionModel(ctx: CoreContext, sessionID: string, directory: stri
     const s = await ctx.client.call("session.get", { path: { sessionID } }, opts(directory));
     if (s.model) ref = { providerID: s.model.providerID, modelID: s.model.id };
   }
-  if (!ref) throw new UsageError(`Session ${sessionID} has no messages, so it has no model yet. Pass \`model\` (list models with oc_models).`);
+  if (!ref) throw new UsageError(`Session ${sessionID} has no messages, so it has no model yet. Pass \`model\` (one from the model list).`, "models");
   const refusal = modelRefusal(formatModel(ref), ctx.settings);
   if (refusal) throw new UsageError(`${refusal} Pass another \`model\` to compact with.`);
   return ref;

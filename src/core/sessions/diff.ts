@@ -2,7 +2,8 @@
 import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
-import { checkId,opts } from "./rows.js";
+import { checkId } from "../inputs/ids.js";
+import { opts } from "./rows.js";
 import { lastUserMessage } from "./messages.js";
 
 export interface SessionDiff {

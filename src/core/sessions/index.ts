@@ -4,3 +4,4 @@ export * from "./info.js";
 export * from "./messages.js";
 export * from "./diff.js";
 export * from "./actions.js";
+export * from "./defaults.js";

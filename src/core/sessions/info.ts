@@ -4,7 +4,8 @@ import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
 import { formatModel } from "../catalog/model-resolve.js";
-import { checkId,iso,opts,sessionRow,type Session,type SessionRow } from "./rows.js";
+import { checkId } from "../inputs/ids.js";
+import { iso, opts, sessionRow, type Session, type SessionRow } from "./rows.js";
 
 export type RunState = "idle" | "busy" | "retry";
 

@@ -6,7 +6,8 @@ import { UsageError } from "../errors.js";
 import { formatModel } from "../catalog/model-resolve.js";
 import { errorOf, type TurnError } from "../turns/summary.js";
 import type { SessionMessage } from "../turns/session-message.js";
-import { checkId,iso } from "./rows.js";
+import { checkId } from "../inputs/ids.js";
+import { iso } from "./rows.js";
 
 export interface CompactMessage {
   id: string;

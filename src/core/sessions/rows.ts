@@ -3,7 +3,8 @@
 import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
-import { quoted,UsageError } from "../errors.js";
+import { checkId } from "../inputs/ids.js";
+import { UsageError } from "../errors.js";
 
 export type Session = Schemas["Session"];
 
@@ -32,15 +33,8 @@ export function sessionRow(s: Session): SessionRow {
   };
 }
 
-// The spec pins id prefixes; a wrong one makes opencode answer 500, not 400 (docs/opencode-behaviour.md §3).
-export function checkId(id: string | undefined, prefix: "ses" | "msg" | "prt", what: string): string {
-  if (typeof id !== "string" || !id.startsWith(prefix)) {
-    throw new UsageError(`${what} must be an opencode id starting with "${prefix}_", got ${quoted(id)}.${prefix === "ses" ? " List sessions with oc_sessions." : ""}`);
-  }
-  return id;
-}
-
 /** Call options: the session's directory when it is not the client's, and a longer timeout for synchronous calls. */
+
 export const opts = (directory: string | undefined, timeoutMs?: number) => ({ directory, ...(timeoutMs ? { timeoutMs } : {}) });
 
 // ---------------------------------------------------------------------------------------------

@@ -1,12 +1,10 @@
 // Session status is kept per directory instance (docs/opencode-behaviour.md §9): a session living in another project
 // must be read through a client bound to that project's directory.
 import type { CoreContext } from "../context.js";
-import { quoted, UsageError } from "../errors.js";
+import { checkId } from "../inputs/ids.js";
 
 export async function sessionScope(ctx: CoreContext, sessionId: string): Promise<CoreContext> {
-  if (typeof sessionId !== "string" || !sessionId.startsWith("ses_")) {
-    throw new UsageError(`session_id must be an opencode session id starting with "ses_", got ${quoted(sessionId)}. List sessions with oc_sessions.`);
-  }
+  checkId(sessionId, "ses", "session id");
   const session = await ctx.client.call("session.get", { path: { sessionID: sessionId } });
   return session.directory === ctx.client.directory ? ctx : { ...ctx, client: ctx.client.withDirectory(session.directory) };
 }

@@ -1,5 +1,5 @@
 // Every tool, in the order tools/list shows them. One file per tool.
-import type { ToolDef } from "../tool.js";
+import type { ToolDef } from "../tool-def.js";
 import { ocAnswer } from "./oc_answer.js";
 import { ocApi } from "./oc_api.js";
 import { ocApiOps } from "./oc_api_ops.js";

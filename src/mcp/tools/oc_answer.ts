@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { UsageError } from "../../core/errors.js";
-import { defineTool } from "../tool.js";
+import { defineTool } from "../tool-def.js";
 
 export const ocAnswer = defineTool({
   name: "oc_answer",

@@ -3,15 +3,16 @@
 // (with paths and the expected shape) in one answer instead of opencode's first "Missing key".
 // Big answers are cut to valid JSON with a note on how to page or narrow.
 import { z } from "zod";
-import { clamped } from "../common.js";
-import type { JsonSchema } from "../../../generated/operations.js";
+import { clamped } from "../shared-fields.js";
+import { operations, type JsonSchema, type OperationId } from "../../../generated/operations.js";
 import { UsageError } from "../../core/errors.js";
-import { defineTool } from "../tool.js";
-import { callServerOperation } from "./api-call.js";
-import { catalogFor, pinnedOperation, type ApiCatalog, type ApiOperation } from "./api-catalog.js";
-import { partSchema, type Checked } from "./api-check.js";
-import { checkOffThread } from "./api-checker.js";
-import { matchPath, methodOf, resolveOperation, shapeOf, unknownOperation } from "./oc_api_ops.js";
+import { defineTool } from "../tool-def.js";
+import { callServerOperation } from "../api/call.js";
+import { catalogFor, pinnedOperation, type ApiCatalog, type ApiOperation } from "../api/catalog.js";
+import { partSchema, type Checked } from "../api/check.js";
+import { checkOffThread } from "../api/checker.js";
+import { matchPath, methodOf, resolveOperation, unknownOperation } from "../api/operation-search.js";
+import { shapeOf } from "../api/schema-text.js";
 
 type Json = Record<string, unknown>;
 
@@ -190,6 +191,12 @@ function fill(template: string, params: Json): string {
   return template.replace(/\{([^}]+)\}/g, (whole, name: string) => (params[name] === undefined ? whole : encodeURIComponent(String(params[name]))));
 }
 
+/** The HTTP method a call sends: the operation's, else the one given. */
+function sentMethod(args: Record<string, unknown>): string | undefined {
+  const op = typeof args.operation === "string" ? operations[args.operation as OperationId] : undefined;
+  return op?.method ?? (typeof args.method === "string" ? args.method.toLowerCase() : undefined);
+}
+
 export const ocApi = defineTool({
   name: "oc_api",
   title: "Call the API",
@@ -197,6 +204,12 @@ export const ocApi = defineTool({
     "Call an opencode HTTP operation when no tool fits: `operation` id (e.g. session.list), or `method` + `path` (a concrete path fills params). Checked against the spec before sending.",
   toolset: "api",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  // In read-only mode it sends GETs only (checked in run); a GET changes nothing and is not audited.
+  readOnlyMode: "self-checked",
+  audit: {
+    when: (args) => sentMethod(args) !== "get",
+    detail: (args) => ({ operation: typeof args.operation === "string" && args.operation ? args.operation : `${String(args.method ?? "").toUpperCase()} ${String(args.path ?? "")}` }),
+  },
   input: {
     operation: z.string().optional(),
     method: z.string().optional(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { deleteSession } from "../../core/sessions/actions.js";
-import { directoryField, timeoutField, timeoutMs } from "../common.js";
-import { defineTool } from "../tool.js";
+import { directoryField, timeoutField, timeoutMs } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 
 export const ocAsk = defineTool({
   name: "oc_ask",

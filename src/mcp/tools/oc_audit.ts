@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { clamped } from "../common.js";
+import { clamped } from "../shared-fields.js";
 import { formatAuditEntry, readAudit } from "../../core/governance/audit.js";
-import { defineTool } from "../tool.js";
+import { defineTool } from "../tool-def.js";
 
 export const ocAudit = defineTool({
   name: "oc_audit",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { catalog, CATALOG_KINDS } from "../../core/catalog/catalogs.js";
-import { directoryField } from "../common.js";
-import { defineTool } from "../tool.js";
+import { directoryField } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 
 const MAX_TEXT = 6_000;
 

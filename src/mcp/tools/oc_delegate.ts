@@ -12,14 +12,11 @@ import {
   requestIdField,
   timeoutField,
   waitOptions,
-} from "../common.js";
+} from "../shared-fields.js";
 import { startOnce } from "../request-replay.js";
 import type { Conductor } from "../../core/conductor.js";
-import { UsageError } from "../../core/errors.js";
-import { guardedEnv, guardRules } from "../../core/policy/guard-rails.js";
-import { permissionRules, type PermissionConfig, type Permissions } from "../../core/policy/permissions.js";
-import type { InstanceLease } from "../connection.js";
-import { defineTool, type ToolContext } from "../tool.js";
+import type { PermissionConfig } from "../../core/policy/permissions.js";
+import { defineTool, type ToolContext } from "../tool-def.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 
 /** opencode.json's `permission` shape; checked by the core with an error that names the bad entry. */
@@ -67,23 +64,11 @@ export const ocDelegate = defineTool({
   input,
   output: turnOutput,
   async run(args, ctx) {
-    const lease = args.isolation === "instance" ? await leaseInstance(ctx, args.directory) : undefined;
-    try {
-      return await delegateOn(lease?.conductor ?? (await ctx.conductor(args.session_id)), lease, args, ctx);
-    } finally {
-      lease?.release();
-    }
+    return delegateOn(await ctx.conductor(args.session_id), args, ctx);
   },
 });
 
-async function leaseInstance(ctx: ToolContext, directory: string | undefined): Promise<InstanceLease> {
-  if (!ctx.instance) throw new UsageError('isolation "instance" is not available in this server.');
-  const dir = directory ?? ctx.config.directory;
-  if (!dir) throw new UsageError('isolation "instance" needs `directory`: the project the private server works in.');
-  return ctx.instance(dir);
-}
-
-async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined, args: Args, ctx: ToolContext) {
+async function delegateOn(conductor: Conductor, args: Args, ctx: ToolContext) {
   {
     const wait = waitOptions(ctx, conductor, args);
     const replay = async (sessionId: string) => {
@@ -92,15 +77,11 @@ async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined
       return { text: `REPLAYED request_id ${args.request_id}: the first call's session, nothing new was started.\n${turnText(data)}`, data };
     };
     const start = async (onSession?: (id: string, index: number) => Promise<void>) => {
-      let attach: string | undefined;
-      // An instance's session goes into the registry as soon as it exists, so it is on record while it runs.
-      const record = async (id: string) => {
-        if (lease) attach = await lease.record({ id, title: args.title ?? args.task.split("\n")[0]!.slice(0, 60), model: args.model ?? "" });
-        await onSession?.(id, 0);
-      };
       const result = await conductor.delegate({
         task: args.task,
-        directory: lease?.directory ?? args.directory,
+        directory: args.directory ?? (args.isolation === "instance" ? ctx.config.directory : undefined),
+        isolation: args.isolation,
+        guard: args.guard,
         sessionId: args.session_id,
         fork: args.fork,
         title: args.title,
@@ -110,30 +91,20 @@ async function delegateOn(conductor: Conductor, lease: InstanceLease | undefined
         agents: args.agents,
         files: args.files,
         command: args.command,
-        permissions: guardedPermissions(lease, args),
+        permissions: args.rules ?? args.permissions,
         wait: args.wait,
         ...wait,
         checks: args.checks,
         maxRounds: args.max_rounds,
         checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
-        // Checks of unattended work run without git credentials or tokens, like the agent.
-        ...(lease || args.guard ? { checkEnv: guardedEnv(process.env) } : {}),
         maxTokens: args.max_tokens,
         maxCostUsd: args.max_cost_usd,
-        onSession: lease || onSession ? record : undefined,
+        onSession: onSession && ((id) => onSession(id, 0)),
       });
       await afterCancel(ctx, conductor, [result.sessionId], args.interrupt_on_cancel);
-      const data = { ...turnData(result), ...(attach ? { isolation: "instance", attach } : {}) };
-      return { text: `${turnText(data)}${attach ? `\nWatch it live: ${attach}` : ""}`, data };
+      const data = { ...turnData(result), ...(result.attach ? { isolation: "instance", attach: result.attach } : {}) };
+      return { text: `${turnText(data)}${result.attach ? `\nWatch it live: ${result.attach}` : ""}`, data };
     };
     return startOnce(ctx, "oc_delegate", args.request_id, 1, start, (record) => replay(record.sessionIds[0]!));
   }
-}
-
-/** Instances always run under the guard rails (the caller's rules may restrict further); `guard` opts in on the shared server. */
-function guardedPermissions(lease: InstanceLease | undefined, args: Args): Permissions | undefined {
-  const own = args.rules ?? args.permissions;
-  if (!lease && !args.guard) return own;
-  const userRules = permissionRules(own);
-  return lease ? lease.rules(userRules) : guardRules(userRules ? { userRules } : {});
 }

@@ -1,10 +1,10 @@
 import { z } from "zod";
-import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelResult, type ParallelSummary } from "../../core/parallel.js";
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelSummary } from "../../core/parallel.js";
 import type { StartRecord } from "../../core/governance/request-ids.js";
-import { afterCancel, approvalsField, clamped, detailField, interruptOnCancelField, maxCostField, maxTokensField, requestIdField, timeoutField, timeoutMs } from "../common.js";
+import { afterCancel, approvalsField, clamped, detailField, interruptOnCancelField, maxCostField, maxTokensField, requestIdField, timeoutField, timeoutMs } from "../shared-fields.js";
 import { approvalHandler } from "../elicit.js";
 import { startOnce } from "../request-replay.js";
-import { defineTool } from "../tool.js";
+import { defineTool } from "../tool-def.js";
 import { turnData, turnText, type TurnData } from "../turn-answer.js";
 import { rulesField } from "./oc_delegate.js";
 
@@ -54,23 +54,10 @@ export const ocDelegateParallel = defineTool({
         { concurrency: args.concurrency, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, onBlocked, onSession, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd },
       );
     // A repeat waits for the first call's sessions (as oc_wait would) instead of starting anything.
-    const replay = async (record: StartRecord): Promise<ParallelSummary & { replayed: true }> => {
-      const wait = { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onBlocked };
-      const results = await Promise.all(
-        args.tasks.map(async (_, index): Promise<ParallelResult> => {
-          const id = record.sessionIds[index];
-          const error = (name: string, message: string) => ({ index, status: "error" as const, answer: "" as const, error: { name, message } });
-          if (!id) return error("NotStarted", "This task had no session after the first call with this request_id.");
-          return conductor.wait(id, { ...wait, onProgress: (p) => onProgress(index, p) }).then(
-            (r) => ({ ...r, index }),
-            (e: Error) => error(e.name, e.message),
-          );
-        }),
-      );
-      const counts: Record<string, number> = {};
-      for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
-      return { results, counts, running: results.flatMap((r) => (r.status === "running" && r.sessionId ? [r.sessionId] : [])), replayed: true };
-    };
+    const replay = async (record: StartRecord): Promise<ParallelSummary & { replayed: true }> => ({
+      ...(await conductor.waitAll(args.tasks.map((_, index) => record.sessionIds[index]), { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onBlocked, onProgress })),
+      replayed: true,
+    });
     const batch: ParallelSummary & { replayed?: true } = await startOnce(ctx, "oc_delegate_parallel", args.request_id, args.tasks.length, start, replay);
     await afterCancel(ctx, conductor, batch.running, args.interrupt_on_cancel);
     const results = batch.results.map((r) =>

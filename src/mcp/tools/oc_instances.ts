@@ -4,7 +4,7 @@ import { z } from "zod";
 import { quoted, UsageError } from "../../core/errors.js";
 import { sharedInstanceManager, type InstanceInfo, type InstanceManager } from "../../core/instances/manager.js";
 import type { PublicInstanceRow } from "../../core/instances/registry.js";
-import { defineTool, type ToolContext } from "../tool.js";
+import { defineTool, type ToolContext } from "../tool-def.js";
 
 /** The tool, bound to a way of getting the manager (tests pass their own). */
 export function instancesTool(manager: (ctx: ToolContext) => InstanceManager) {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { sessionIdField } from "../common.js";
-import { defineTool } from "../tool.js";
+import { sessionIdField } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 import { turnData, turnText } from "../turn-answer.js";
 
 export const ocInterrupt = defineTool({

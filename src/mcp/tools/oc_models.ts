@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listModels } from "../../core/catalog/models.js";
-import { clamped, directoryField } from "../common.js";
-import { defineTool } from "../tool.js";
+import { clamped, directoryField } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 
 export const ocModels = defineTool({
   name: "oc_models",

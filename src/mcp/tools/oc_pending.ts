@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../tool.js";
+import { defineTool } from "../tool-def.js";
 import { answerCall } from "../turn-answer.js";
 
 export const ocPending = defineTool({

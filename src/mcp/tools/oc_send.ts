@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { sessionIdField } from "../common.js";
-import { defineTool } from "../tool.js";
+import { sessionIdField } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 import { turnData, turnText } from "../turn-answer.js";
 
 export const ocSend = defineTool({
@@ -10,6 +10,7 @@ export const ocSend = defineTool({
     "Follow up in a session; answers at once (then oc_wait). queue (default): after the current turn; steer: stops it, goes on with this.",
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  audit: { detail: (args) => ({ delivery: args.delivery ?? "queue" }) },
   input: {
     session_id: sessionIdField,
     message: z.string(),

@@ -1,12 +1,8 @@
 import { z } from "zod";
 import type { Conductor } from "../../core/conductor.js";
-import { resolveModelRef } from "../../core/catalog/models.js";
 import { quoted, UsageError } from "../../core/errors.js";
-import { formatModel } from "../../core/catalog/model-resolve.js";
-import { sessionScope } from "../../core/sessions/scope.js";
-import * as sessions from "../../core/sessions/index.js";
-import { clamped, directoryField, sessionIdField } from "../common.js";
-import { defineTool } from "../tool.js";
+import { clamped, directoryField, sessionIdField } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 
 const ACTIONS = ["info", "messages", "diff", "fork", "compact", "rename", "archive", "delete", "abort", "revert", "unrevert", "shell", "export", "todo", "set_model", "set_agent"] as const;
 type Action = (typeof ACTIONS)[number];
@@ -30,36 +26,26 @@ function need<T>(value: T | undefined, name: string, action: Action): T {
   return value;
 }
 
-// One small handler per action; each returns the JSON to show.
+const NEXT_TURNS = "Used for this session's next turns sent through this server (oc_delegate session_id, oc_send).";
+
+// One line per action: the core does the work, the tool only maps arguments.
 const ACTION_HANDLERS: Record<Action, (c: Conductor, a: Args) => Promise<unknown>> = {
-  info: (c, a) => sessions.sessionInfo(c, a.session_id, a),
-  messages: (c, a) => sessions.sessionMessages(c, a.session_id, { ...a, limit: a.limit, before: a.before }),
-  diff: (c, a) => sessions.sessionDiff(c, a.session_id, { ...a, messageId: a.message_id }),
-  fork: (c, a) => sessions.forkSession(c, a.session_id, { ...a, messageId: a.message_id }),
-  compact: (c, a) => sessions.compactSession(c, a.session_id, { ...a, model: a.model }),
-  rename: (c, a) => sessions.renameSession(c, a.session_id, need(a.title, "title", a.action), a),
-  archive: async (c, a) => {
-    const scoped = await sessionScope(c, a.session_id);
-    const s = await scoped.client.call("session.update", { path: { sessionID: a.session_id }, body: { time: { archived: Date.now() } } });
-    return sessions.sessionRow(s);
-  },
-  delete: (c, a) => sessions.deleteSession(c, a.session_id, a),
-  abort: (c, a) => sessions.abortSession(c, a.session_id, a),
-  revert: (c, a) => sessions.revertSession(c, a.session_id, { ...a, messageId: need(a.message_id, "message_id", a.action), partId: a.part_id }),
-  unrevert: (c, a) => sessions.unrevertSession(c, a.session_id, a),
-  shell: (c, a) => sessions.shellInSession(c, a.session_id, { ...a, command: need(a.command, "command", a.action), agent: a.agent, model: a.model }),
-  export: (c, a) => sessions.exportSession(c, a.session_id, a),
-  todo: (c, a) => sessions.sessionTodo(c, a.session_id, a),
-  set_model: async (c, a) => {
-    const model = formatModel(await resolveModelRef(c, need(a.model, "model", a.action)));
-    c.sessionDefaults.set(a.session_id, { ...c.sessionDefaults.get(a.session_id), model });
-    return { sessionId: a.session_id, model, note: "Used for this session's next turns sent through this server (oc_delegate session_id, oc_send)." };
-  },
-  set_agent: async (c, a) => {
-    const agent = need(a.agent, "agent", a.action);
-    c.sessionDefaults.set(a.session_id, { ...c.sessionDefaults.get(a.session_id), agent });
-    return { sessionId: a.session_id, agent, note: "Used for this session's next turns sent through this server (oc_delegate session_id, oc_send)." };
-  },
+  info: (c, a) => c.sessions.info(a.session_id, a),
+  messages: (c, a) => c.sessions.messages(a.session_id, { ...a, limit: a.limit, before: a.before }),
+  diff: (c, a) => c.sessions.diff(a.session_id, { ...a, messageId: a.message_id }),
+  fork: (c, a) => c.sessions.fork(a.session_id, { ...a, messageId: a.message_id }),
+  compact: (c, a) => c.sessions.compact(a.session_id, { ...a, model: a.model }),
+  rename: (c, a) => c.sessions.rename(a.session_id, need(a.title, "title", a.action), a),
+  archive: (c, a) => c.sessions.archive(a.session_id),
+  delete: (c, a) => c.sessions.delete(a.session_id, a),
+  abort: (c, a) => c.sessions.abort(a.session_id, a),
+  revert: (c, a) => c.sessions.revert(a.session_id, { ...a, messageId: need(a.message_id, "message_id", a.action), partId: a.part_id }),
+  unrevert: (c, a) => c.sessions.unrevert(a.session_id, a),
+  shell: (c, a) => c.sessions.shell(a.session_id, { ...a, command: need(a.command, "command", a.action), agent: a.agent, model: a.model }),
+  export: (c, a) => c.sessions.export(a.session_id, a),
+  todo: (c, a) => c.sessions.todo(a.session_id, a),
+  set_model: async (c, a) => ({ ...(await c.sessions.setModel(a.session_id, need(a.model, "model", a.action))), note: NEXT_TURNS }),
+  set_agent: async (c, a) => ({ ...c.sessions.setAgent(a.session_id, need(a.agent, "agent", a.action)), note: NEXT_TURNS }),
 };
 
 const DESTRUCTIVE = new Set<Action>(["delete", "revert", "abort", "compact"]);
@@ -72,6 +58,7 @@ export const ocSession = defineTool({
     "One action on a session. Uses: messages (limit, before), diff/fork/revert (message_id; revert restores git files), rename (title), shell (command), set_model/set_agent.",
   toolset: "sessions",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  audit: { detail: (args) => ({ action: args.action }) },
   input: {
     session_id: sessionIdField,
     action: z.enum(ACTIONS),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listSessions } from "../../core/sessions/rows.js";
-import { clamped, directoryField } from "../common.js";
-import { defineTool } from "../tool.js";
+import { clamped, directoryField } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 
 export const ocSessions = defineTool({
   name: "oc_sessions",

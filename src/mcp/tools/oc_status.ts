@@ -4,8 +4,8 @@ import { serverStatus } from "../../core/catalog/status.js";
 import { featureDetection } from "../../core/server/feature-guard.js";
 import { changedOperations } from "../../core/server/spec-changes.js";
 import { serverSpec } from "../../core/server/spec.js";
-import { directoryField } from "../common.js";
-import { defineTool } from "../tool.js";
+import { directoryField } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 
 export const ocStatus = defineTool({
   name: "oc_status",

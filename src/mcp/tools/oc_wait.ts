@@ -1,5 +1,5 @@
-import { afterCancel, approvalsField, detailField, interruptOnCancelField, sessionIdField, timeoutField, waitOptions } from "../common.js";
-import { defineTool } from "../tool.js";
+import { afterCancel, approvalsField, detailField, interruptOnCancelField, sessionIdField, timeoutField, waitOptions } from "../shared-fields.js";
+import { defineTool } from "../tool-def.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
 
 export const ocWait = defineTool({

@@ -46,7 +46,7 @@ export async function startLlmApi(api: ApiModule, plan: ClientPlan): Promise<Llm
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString("utf8");
-    let body: Record<string, unknown> = {};
+    let body: Record<string, unknown>;
     try {
       body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
     } catch {

@@ -9,7 +9,8 @@ import { z } from "zod";
 import type { Config } from "../../../src/config.js";
 import type { Conductor } from "../../../src/core/conductor.js";
 import { acceptedArguments, CLIENT_INJECTED_ARGUMENTS } from "../../../src/mcp/client-arguments.js";
-import { defineTool, registerTool } from "../../../src/mcp/tool.js";
+import { defineTool } from "../../../src/mcp/tool-def.js";
+import { registerTool } from "../../../src/mcp/register-tool.js";
 
 const seen: Record<string, unknown>[] = [];
 const echo = defineTool({

@@ -8,7 +8,7 @@ import type { PendingPermission, PendingQuestion } from "../../../src/core/polic
 import type { Conductor } from "../../../src/core/conductor.js";
 import { approvalHandler, approvalMode, DENY_MESSAGE, FASTEST_HUMAN_MS } from "../../../src/mcp/elicit.js";
 import type { RefusedApproval } from "../../../src/mcp/refusals.js";
-import type { ToolContext } from "../../../src/mcp/tool.js";
+import type { ToolContext } from "../../../src/mcp/tool-def.js";
 
 function fakes(o: { approvals?: Config["approvals"]; canElicit?: boolean; reply?: (p: ElicitRequestFormParams) => ElicitResult | Promise<ElicitResult> } = {}) {
   const forms: ElicitRequestFormParams[] = [];

@@ -92,7 +92,7 @@ describe("an older opencode (1.15.0's real spec)", () => {
     const r = await call("oc_api", { operation: "v2.session.get", params: { sessionID: "ses_1" } });
     expect(r.isError).toBe(true);
     expect(r.text).toBe(
-      `opencode error (UnsupportedOperationError): opencode 1.15.0 has no operation v2.session.get (GET /api/session/{sessionID}), so nothing was sent. The oldest tested opencode release that has it is ${since}. Upgrade opencode (e.g. \`npm i -g opencode-ai@1.18.33\`); oc_status shows the tested range.`,
+      `opencode error (UnsupportedOperationError): opencode 1.15.0 has no operation v2.session.get (GET /api/session/{sessionID}), so nothing was sent. The oldest tested opencode release that has it is ${since}. Upgrade opencode (e.g. \`npm i -g opencode-ai@1.18.33\`); the server status shows the tested range.`,
     );
     expect(seen).toEqual([]);
   });

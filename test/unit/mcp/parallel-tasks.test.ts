@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
 import { loadConfig } from "../../../src/config.js";
 import { Conductor } from "../../../src/core/conductor.js";
-import { registerTool, type ToolDef } from "../../../src/mcp/tool.js";
+import { registerTool } from "../../../src/mcp/register-tool.js";
+import { type ToolDef } from "../../../src/mcp/tool-def.js";
 import { ocDelegateParallel } from "../../../src/mcp/tools/oc_delegate_parallel.js";
 
 async function call(args: Record<string, unknown>) {

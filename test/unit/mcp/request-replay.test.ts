@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
 import { RequestLog } from "../../../src/core/governance/request-ids.js";
 import { startOnce } from "../../../src/mcp/request-replay.js";
-import type { ToolContext } from "../../../src/mcp/tool.js";
+import type { ToolContext } from "../../../src/mcp/tool-def.js";
 
 const dir = mkdtempSync(join(tmpdir(), "occ-replay-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,9 +2,9 @@
 // the default configuration stays under the context budget every client pays (docs/performance.md).
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { compactSchema } from "../../../src/mcp/tool-listing.js";
-import { listedTools } from "../../../src/mcp/tool-list.js";
-import { clamped } from "../../../src/mcp/common.js";
+import { compactSchema } from "../../../src/mcp/listing/compact-listing.js";
+import { listedTools } from "../../../src/mcp/listing/listed-tools.js";
+import { clamped } from "../../../src/mcp/shared-fields.js";
 
 describe("compactSchema", () => {
   it("drops $schema, empty objects, string propertyNames and the ±2^53 integer bounds", () => {

@@ -2,7 +2,7 @@
 // fails here until the snapshot is updated on purpose (UPDATE_TOOLSNAPS=1 npx vitest run toolsnaps).
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { listedTools } from "../../../src/mcp/tool-list.js";
+import { listedTools } from "../../../src/mcp/listing/listed-tools.js";
 
 const DIR = new URL("../../__toolsnaps__/", import.meta.url);
 const update = process.env.UPDATE_TOOLSNAPS === "1";

@@ -3,8 +3,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { loadConfig } from "../config.js";
-import { createServer } from "./server.js";
+import { loadConfig } from "../../config.js";
+import { createServer } from "../server.js";
 
 export async function listedTools(env: NodeJS.ProcessEnv = {}): Promise<Tool[]> {
   const config = loadConfig(env);

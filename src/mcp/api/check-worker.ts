@@ -1,7 +1,7 @@
-// The worker thread that runs api-check.ts for oc_api (see api-checker.ts). Operations are kept per
+// The worker thread that runs check.ts for oc_api (see checker.ts). Operations are kept per
 // spec and id, so compiled validators (cached by schema identity) are reused across calls.
 import { parentPort } from "node:worker_threads";
-import { check, type CheckedOperation } from "./api-check.js";
+import { check, type CheckedOperation } from "./check.js";
 
 export interface CheckRequest {
   seq: number;

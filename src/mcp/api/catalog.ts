@@ -6,7 +6,7 @@ import { HTTP_METHODS, operationHead, operationRow, type OperationHead } from ".
 import { operations, specInfo, type OperationSpec } from "../../../generated/operations.js";
 import { featureDetection } from "../../core/server/feature-guard.js";
 import { serverSpec, type ServerSpec } from "../../core/server/spec.js";
-import type { ToolContext } from "../tool.js";
+import type { ToolContext } from "../tool-def.js";
 
 /** An operation of either catalog: ids of a server's spec are not limited to the pinned ones. */
 export type ApiOperation = Omit<OperationSpec, "id"> & { id: string };

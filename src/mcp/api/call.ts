@@ -2,7 +2,7 @@
 // operations only), through the same openapi-fetch client, auth and error types as client.call.
 import type { OpencodeClient } from "../../client/connect.js";
 import { ConnectionError, errorForResponse, OpencodeError, safeUrl } from "../../client/errors.js";
-import type { ApiOperation } from "./api-catalog.js";
+import type { ApiOperation } from "./catalog.js";
 
 type LooseRequest = (method: string, path: string, init: Record<string, unknown>) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 

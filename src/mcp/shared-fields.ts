@@ -4,7 +4,7 @@ import type { ApprovalMode } from "../config.js";
 import type { Conductor } from "../core/conductor.js";
 import { approvalHandler } from "./elicit.js";
 import type { TurnProgress } from "../core/turns/watch.js";
-import type { ToolContext } from "./tool.js";
+import type { ToolContext } from "./tool-def.js";
 
 /** Longest a call may hold the client; past it the tool answers `running` and oc_wait picks up. */
 export const MAX_TIMEOUT_S = 3000;
@@ -40,7 +40,8 @@ export function progressTo(ctx: ToolContext): (p: TurnProgress) => void {
 /** After a cancelled wait: optionally stop the agent too. */
 export async function afterCancel(ctx: ToolContext, conductor: Conductor, sessionIds: string[], interrupt: boolean | undefined): Promise<void> {
   if (!ctx.signal.aborted || !interrupt) return;
-  await Promise.all(sessionIds.map((id) => conductor.interrupt(id).catch(() => undefined)));
+  // Each on the server holding it (a private instance's session lives there).
+  await Promise.all(sessionIds.map(async (id) => (await ctx.conductor(id).catch(() => conductor)).interrupt(id).catch(() => undefined)));
 }
 
 /** How every waiting tool waits: its timeout and detail, the client's cancel, progress and approval mode. */

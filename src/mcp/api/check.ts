@@ -1,12 +1,12 @@
 // Checking oc_api's arguments with Ajv against the operation's own schemas: compiled validators
 // (lazily, once per spec and operation part) and the readable explanation of what is wrong. Runs in
-// a worker thread (api-check-worker.ts): compiling a big schema or explaining thousands of errors
+// a worker thread (check-worker.ts): compiling a big schema or explaining thousands of errors
 // takes far longer than an MCP server may keep its event loop busy.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import type { JsonSchema } from "../../../generated/operations.js";
-import type { ApiOperation } from "./api-catalog.js";
-import { deref, refName, shapeOf } from "./oc_api_ops.js";
+import type { ApiOperation } from "./catalog.js";
+import { deref, refName, shapeOf } from "./schema-text.js";
 
 // ajv-formats is CommonJS: under NodeNext its plugin may sit on `.default`.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;

@@ -1,72 +1,21 @@
-// The shape of one MCP tool and the glue that turns it into an SDK registration: a zod input and
-// output shape, the four annotations, and a `run` that answers with a short text plus structured data.
-// Errors become `isError` results that say what was wrong and what to do — never a stack trace.
+// Turns a tool definition into an SDK registration: arguments checked by name, the answer scrubbed of
+// secrets, the call audited as the tool declares. Errors become `isError` results that say what was
+// wrong and what to do — never a stack trace.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { CallToolResult, ElicitRequestFormParams, ElicitResult, ServerNotification, ServerRequest, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { OpencodeError } from "../client/errors.js";
-import type { Config, Toolset } from "../config.js";
-import type { AuditEntry, AuditLog } from "../core/governance/audit.js";
+import type { Config } from "../config.js";
+import type { AuditLog } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
-import type { Connection, InstanceLease } from "./connection.js";
-import { UsageError } from "../core/errors.js";
+import type { Connection } from "./connection.js";
+import { UsageError, type NextStep } from "../core/errors.js";
 import type { RequestLog } from "../core/governance/request-ids.js";
 import { auditEntry, isAudited } from "./audit-entry.js";
 import { acceptedArguments } from "./client-arguments.js";
-import { withRefusals, type Decider, type RefusedApproval } from "./refusals.js";
-
-export type Annotations = Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">>;
-
-export interface ToolContext {
-  /** The connected core (connects on first use); with a session id, the server holding that session. */
-  conductor(sessionId?: string): Promise<Conductor>;
-  /** A private opencode instance for a directory (`isolation: "instance"`). */
-  instance?(directory: string): Promise<InstanceLease>;
-  /** How the connection to opencode was found (for oc_status). */
-  connection?(): ReturnType<Connection["describe"]>;
-  /** Other opencode servers running on this machine that accept our password. */
-  otherServers?(): Promise<Conductor[]>;
-  config: Config;
-  /** Aborted when the client cancels the call. */
-  signal: AbortSignal;
-  /** Sends `notifications/progress` when the client asked for it; otherwise does nothing. */
-  progress(message: string): void;
-  log(level: "debug" | "info" | "warning" | "error", message: string): void;
-  /** Whether the client declared form elicitation (it can ask its user). */
-  canElicit?(): boolean;
-  /** Asks the client's user (`elicitation/create`); rejects on timeout, cancel or a client error. */
-  elicit?(params: ElicitRequestFormParams, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ElicitResult>;
-  /** Appends an extra audit line for this call (e.g. an approval the human gave); tool and client are filled in. */
-  audit?(entry: Omit<AuditEntry, "time" | "tool" | "client" | "by"> & { by?: AuditEntry["by"] | Decider }): Promise<void>;
-  /** Approvals not given during this call; the result reports them (refusals.ts). */
-  refused?: RefusedApproval[];
-  /** Idempotent starts (request_id), kept in the state dir. */
-  requests?: RequestLog;
-}
-
-export interface ToolAnswer<O> {
-  text: string;
-  data: O;
-  isError?: boolean;
-}
-
-export interface ToolDef<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> {
-  name: string;
-  title: string;
-  description: string;
-  toolset: Toolset;
-  annotations: Annotations;
-  input: I;
-  output: O;
-  /** `data` has the output shape's fields and may carry more (the output schema is loose). */
-  run(args: z.output<z.ZodObject<I>>, ctx: ToolContext): Promise<ToolAnswer<z.output<z.ZodObject<O>> & Record<string, unknown>>>;
-}
-
-/** Identity with types: lets each tool file infer its argument types from its own shapes. */
-export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(def: ToolDef<I, O>): ToolDef<I, O> {
-  return def;
-}
+import { withRefusals } from "./refusals.js";
+import type { ToolContext, ToolDef } from "./tool-def.js";
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -76,7 +25,6 @@ const MAX_ELICIT_MS = 3_600_000;
 export interface RegisterOptions {
   config: Config;
   conductor(sessionId?: string): Promise<Conductor>;
-  instance?(directory: string): Promise<InstanceLease>;
   connection?(): ReturnType<Connection["describe"]>;
   otherServers?(): Promise<Conductor[]>;
   /** Values that must never appear in an answer (passwords, tokens). */
@@ -126,7 +74,6 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
   };
   return {
     conductor: options.conductor,
-    instance: options.instance,
     connection: options.connection,
     otherServers: options.otherServers,
     config: options.config,
@@ -162,8 +109,11 @@ export function errorResult(error: unknown, tool: string, secrets: string[]): Ca
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
+/** The tool that shows what a core error's `next` step points at. */
+const NEXT_TOOL: Record<NextStep, string> = { models: "oc_models", sessions: "oc_sessions", result: "oc_result", operations: "oc_api_ops", answer: "oc_answer", status: "oc_status" };
+
 function describeError(error: unknown, tool: string): string {
-  if (error instanceof UsageError) return `Invalid input to ${tool}: ${error.message}`;
+  if (error instanceof UsageError) return `Invalid input to ${tool}: ${error.message}${error.next ? ` Next: ${NEXT_TOOL[error.next]}.` : ""}`;
   if (error instanceof OpencodeError) return `opencode error (${error.name}): ${error.message}`;
   if (error instanceof Error) return `${tool} failed: ${error.message}`;
   return `${tool} failed: ${String(error)}`;

@@ -10,7 +10,7 @@
 //   server checks every answer against the full zod schema before it is sent.
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { ToolDef } from "./tool.js";
+import type { ToolDef } from "../tool-def.js";
 
 export function toolListing(defs: readonly ToolDef[]): Tool[] {
   return defs.map((def) => ({

@@ -1,4 +1,4 @@
-// Runs oc_api's argument check (api-check.ts) in one worker thread, so compiling a large schema
+// Runs oc_api's argument check (check.ts) in one worker thread, so compiling a large schema
 // (up to ~450 ms for config.update) or explaining thousands of errors never stalls the MCP server.
 // The worker starts on the first check, does not keep the process alive, and is replaced when a
 // check runs past its time limit. From source (tests, tsx) the worker loads through tsx.
@@ -6,8 +6,8 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { UsageError } from "../../core/errors.js";
-import type { Checked, CheckedOperation } from "./api-check.js";
-import type { CheckRequest } from "./api-check-worker.js";
+import type { Checked, CheckedOperation } from "./check.js";
+import type { CheckRequest } from "./check-worker.js";
 
 const TIME_LIMIT_MS = 20_000;
 
@@ -17,8 +17,8 @@ let seq = 0;
 const pending = new Map<number, Pending>();
 
 function spawnWorker(): Worker {
-  const built = new URL("./api-check-worker.js", import.meta.url);
-  const source = new URL("./api-check-worker.ts", import.meta.url);
+  const built = new URL("./check-worker.js", import.meta.url);
+  const source = new URL("./check-worker.ts", import.meta.url);
   // Under tsx the worker inherits its loader (execArgv); under vitest it registers tsx itself.
   const w = existsSync(fileURLToPath(built))
     ? new Worker(built)

@@ -1,0 +1,68 @@
+// The shape of one MCP tool: a zod input and output shape, the four annotations, what it declares
+// about itself (audit, read-only mode), and a `run` that answers with a short text plus structured data.
+import type { ElicitRequestFormParams, ElicitResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
+import type { Config, Toolset } from "../config.js";
+import type { AuditEntry } from "../core/governance/audit.js";
+import type { Conductor } from "../core/conductor.js";
+import type { RequestLog } from "../core/governance/request-ids.js";
+import type { Connection } from "./connection.js";
+import type { Decider, RefusedApproval } from "./refusals.js";
+
+export type Annotations = Required<Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">>;
+
+export interface ToolContext {
+  /** The connected core (connects on first use); with a session id, the server holding that session. */
+  conductor(sessionId?: string): Promise<Conductor>;
+  /** How the connection to opencode was found (for oc_status). */
+  connection?(): ReturnType<Connection["describe"]>;
+  /** Other opencode servers running on this machine that accept our password. */
+  otherServers?(): Promise<Conductor[]>;
+  config: Config;
+  /** Aborted when the client cancels the call. */
+  signal: AbortSignal;
+  /** Sends `notifications/progress` when the client asked for it; otherwise does nothing. */
+  progress(message: string): void;
+  log(level: "debug" | "info" | "warning" | "error", message: string): void;
+  /** Whether the client declared form elicitation (it can ask its user). */
+  canElicit?(): boolean;
+  /** Asks the client's user (`elicitation/create`); rejects on timeout, cancel or a client error. */
+  elicit?(params: ElicitRequestFormParams, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ElicitResult>;
+  /** Appends an extra audit line for this call (e.g. an approval the human gave); tool and client are filled in. */
+  audit?(entry: Omit<AuditEntry, "time" | "tool" | "client" | "by"> & { by?: AuditEntry["by"] | Decider }): Promise<void>;
+  /** Approvals not given during this call; the result reports them (refusals.ts). */
+  refused?: RefusedApproval[];
+  /** Idempotent starts (request_id), kept in the state dir. */
+  requests?: RequestLog;
+}
+
+export interface ToolAnswer<O> {
+  text: string;
+  data: O;
+  isError?: boolean;
+}
+
+export interface ToolDef<I extends z.ZodRawShape = z.ZodRawShape, O extends z.ZodRawShape = z.ZodRawShape> {
+  name: string;
+  title: string;
+  description: string;
+  toolset: Toolset;
+  annotations: Annotations;
+  input: I;
+  output: O;
+  /** `data` has the output shape's fields and may carry more (the output schema is loose). */
+  /**
+   * The audit trail: by default every call of a tool that is not read-only is recorded; `when`
+   * decides per call (e.g. oc_api records all but GETs), `detail` adds what the line should say.
+   */
+  audit?: { when?(args: Record<string, unknown>): boolean; detail?(args: Record<string, unknown>): Record<string, unknown> };
+  /** Listed in read-only mode although not read-only: the tool refuses what writes there itself. */
+  readOnlyMode?: "self-checked";
+  run(args: z.output<z.ZodObject<I>>, ctx: ToolContext): Promise<ToolAnswer<z.output<z.ZodObject<O>> & Record<string, unknown>>>;
+}
+
+/** Identity with types: lets each tool file infer its argument types from its own shapes. */
+export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(def: ToolDef<I, O>): ToolDef<I, O> {
+  return def;
+}
+
