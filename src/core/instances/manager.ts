@@ -21,7 +21,7 @@ import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "../p
 import { guardConfigV2, withGuardV2 } from "../policy/guard-rails-v2.js";
 import type { FallbackRecord } from "../turns/summary.js";
 import { InstanceRegistry, processStartTime, withoutPassword, type InstanceRow, type PublicInstanceRow, type StaleCleanup } from "./registry.js";
-import { isProcessAlive } from "../../client/discover.js";
+import { isProcessAlive } from "../../client/discovery/processes.js";
 import type { PermissionRule } from "../policy/permissions.js";
 import { prepareSandbox, resolveSrt, type Sandbox } from "./sandbox.js";
 

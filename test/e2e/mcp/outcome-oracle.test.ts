@@ -1,0 +1,183 @@
+// The outcome oracle: for each way a turn can end, run the task through the MCP server (stdio, the
+// SDK's client), let opencode settle, re-read the session straight from opencode, and check that
+// what the conductor reported (oc_delegate, oc_wait, oc_result, the audit line) is what opencode
+// recorded. Then the same table once more, all tasks at a time through oc_delegate_parallel,
+// since races show under load. Each row has its own model id, so its script is its own.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type OpencodeClient } from "../../../src/client/index.js";
+import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
+import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { hang, httpError, midStreamError, text, times, toolCall, type Step } from "../../support/scripted-model.js";
+
+interface Row {
+  name: string;
+  /** What the model answers, in order. */
+  script: () => Step[];
+  /** The status the conductor must report, which the recorded session must bear out. */
+  status: "done" | "error" | "interrupted" | "budget_exceeded" | "checks_failed";
+  /** The recorded error's name, when the turn ended in one. */
+  error?: string;
+  statusCode?: number;
+  /** Extra oc_delegate arguments. */
+  args?: Record<string, unknown>;
+  /** The task blocks on a permission, which the row rejects through oc_answer before it waits. */
+  reject?: boolean;
+}
+
+const usage = { prompt_tokens: 1000, completion_tokens: 20 };
+const question = { questions: [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }] };
+
+const rows: Row[] = [
+  { name: "text", script: () => [text("plain answer")], status: "done" },
+  { name: "tools", script: () => [toolCall("bash", { command: "echo oracle", description: "echo" }), text("ran it")], status: "done" },
+  { name: "e400", script: () => [httpError(400)], status: "error", error: "APIError", statusCode: 400 },
+  { name: "e401", script: () => [httpError(401)], status: "error", error: "APIError", statusCode: 401 },
+  { name: "e404", script: () => [httpError(404)], status: "error", error: "APIError", statusCode: 404 },
+  { name: "429-fast", script: () => [times(6, httpError(429, { retryAfterMs: 50 }))], status: "error", error: "APIError", statusCode: 429 },
+  { name: "429-slow", script: () => [times(6, httpError(429, { retryAfter: 1 }))], status: "error", error: "APIError", statusCode: 429 },
+  { name: "500-fast", script: () => [times(6, httpError(500, { retryAfterMs: 50 }))], status: "error", error: "APIError", statusCode: 500 },
+  { name: "500-slow", script: () => [times(6, httpError(500, { retryAfter: 1 }))], status: "error", error: "APIError", statusCode: 500 },
+  { name: "mid-stream-once", script: () => [midStreamError(), text("recovered")], status: "done" },
+  { name: "mid-stream-repeated", script: () => [times(3, midStreamError()), text("recovered at last")], status: "done" },
+  { name: "hung-stream", script: () => [hang(), text("after the hang")], status: "done" },
+  // Rejected through oc_answer without a message: the loop stops (the row answers the request itself).
+  { name: "permission-rejected", script: () => [toolCall("bash", { command: "echo no", description: "ask" }), text("never")], status: "interrupted", error: "ToolStopped", args: { rules: { bash: { "*": "ask" } } }, reject: true },
+  // Denied by policy, which tells the model why: the loop goes on and the model answers.
+  { name: "permission-denied", script: () => [toolCall("bash", { command: "echo no", description: "ask" }), text("carried on without it")], status: "done", args: { rules: { bash: { "*": "ask" } }, approvals: "deny" } },
+  { name: "question-rejected", script: () => [toolCall("question", question), text("never")], status: "interrupted", error: "ToolStopped", args: { approvals: "deny" } },
+  {
+    name: "budget",
+    script: () => [toolCall("bash", { command: "echo 1", description: "one" }, { usage }), toolCall("bash", { command: "echo 2", description: "two" }, { usage, delayMs: 4000 }), text("all done", { usage })],
+    status: "budget_exceeded",
+    args: { max_tokens: 50 },
+  },
+  { name: "checks", script: () => [text("looks fine")], status: "checks_failed", args: { checks: ["false"], max_rounds: 1 } },
+];
+
+let server: TestOpencode;
+let mcp: McpSession;
+let client: OpencodeClient;
+let stateDir: string;
+
+beforeAll(async () => {
+  const models = Object.fromEntries(rows.map((r) => [`o-${r.name}`, { name: r.name }]));
+  server = await startOpencode({ config: { provider: { fake: { models } } } });
+  stateDir = join(server.root, "state");
+  mcp = await startMcpFor(server, { OPENCODE_CONDUCTOR_STATE_DIR: stateDir, OPENCODE_CONDUCTOR_APPROVALS: "return" });
+  client = connect({ url: server.url, password: server.password, directory: server.directory });
+});
+afterAll(async () => {
+  await mcp?.close();
+  await server?.stop();
+});
+
+const modelOf = (r: Row) => `fake/o-${r.name}`;
+const argsOf = (r: Row) => ({ task: `oracle ${r.name}`, model: modelOf(r), permissions: "auto", ...r.args });
+
+/** What opencode recorded for the session's last turn, read straight from it. */
+async function recorded(sessionId: string) {
+  const messages = await client.call("session.messages", { path: { sessionID: sessionId } });
+  const user = messages.findLast((m) => m.info.role === "user");
+  const replies = messages.filter((m) => m.info.role === "assistant" && m.info.parentID === user?.info.id);
+  const last = replies.at(-1)?.info;
+  const error = last?.role === "assistant" ? (last.error as { name: string; data?: { statusCode?: number } } | undefined) : undefined;
+  const toolError = replies.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" && p.state.status === "error" ? [p.state.error] : []))).at(-1);
+  const texts = replies.map((m) => m.parts.flatMap((p) => (p.type === "text" && !p.synthetic ? [p.text] : [])).join("\n").trim()).filter(Boolean);
+  return { replies: replies.length, error, toolError, answer: texts.at(-1) ?? "", completed: last?.role === "assistant" && last.time.completed !== undefined };
+}
+
+function auditLines(): Array<Record<string, unknown>> {
+  return readFileSync(join(stateDir, "audit.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** The conductor's report of one row's task against what opencode recorded. */
+async function expectTruthful(r: Row, data: Record<string, unknown>) {
+  const sessionId = data.session_id as string;
+  expect(data.status, `${r.name}: ${JSON.stringify(data).slice(0, 600)}`).toBe(r.status);
+  const rec = await recorded(sessionId);
+  const reported = data.error as { name: string; message: string; statusCode?: number } | undefined;
+  if (r.status === "error" || r.status === "interrupted") {
+    expect(reported?.name, r.name).toBe(r.error);
+    // The recorded error (on the reply, or none at all when the model was unknown) is the reported one.
+    if (rec.error) expect(rec.error.name).toBe(reported!.name);
+    else if (r.error === "ToolStopped") expect(reported!.message).toBe(rec.toolError);
+    else expect(rec.replies).toBe(0);
+    if (r.statusCode !== undefined) expect([reported!.statusCode, rec.error?.data?.statusCode]).toEqual([r.statusCode, r.statusCode]);
+  } else if (r.status === "done") {
+    expect(reported).toBeUndefined();
+    expect(rec.error).toBeUndefined();
+    expect(rec.completed).toBe(true);
+  }
+  expect(data.answer).toBe(rec.answer);
+  return sessionId;
+}
+
+// Three rounds: races show up as a flake in one of them.
+const ROUNDS = [1, 2, 3];
+
+describe.each(ROUNDS)("outcome oracle, round %i: each ending, one at a time", () => {
+  it.each(rows)("$name", async (r) => {
+    server.model.for(`o-${r.name}`).queue(...r.script());
+    let result = await mcp.call("oc_delegate", argsOf(r), { timeoutMs: 180_000 });
+    expect(result.isError, result.text).toBe(false);
+    if (r.reject) {
+      expect(result.data.status, result.text).toBe("blocked");
+      const id = (result.data.pending as Array<{ id: string }>)[0]!.id;
+      expect((await mcp.call("oc_answer", { request_id: id, decision: "reject" })).isError).toBe(false);
+      result = await mcp.call("oc_wait", { session_id: result.data.session_id });
+    }
+    const sessionId = await expectTruthful(r, result.data);
+
+    // oc_wait and oc_result read the same session afterwards: the same outcome (the gate and the
+    // budget are the conductor's own verdicts; oc_wait still knows the budget, the checks it did not run).
+    const turnStatus = r.status === "checks_failed" ? "done" : r.status;
+    const waited = await mcp.call("oc_wait", { session_id: sessionId });
+    expect(waited.data.status, waited.text).toBe(turnStatus);
+    const read = await mcp.call("oc_result", { session_id: sessionId });
+    expect(read.data.status, read.text).toBe(turnStatus);
+    // The task's own line (a policy's answer to a request has a line of its own, with its decision).
+    const line = auditLines().find((e) => e.tool === "oc_delegate" && e.session_id === sessionId && e.decision === undefined);
+    if (!r.reject) expect(line?.outcome).toBe(r.status);
+    server.model.for(`o-${r.name}`).clear(); // steps a stopped turn did not use
+  });
+});
+
+describe.each(ROUNDS)("outcome oracle, round %i: every ending at once", () => {
+  it("oc_delegate_parallel reports each task as opencode recorded it, 12 at a time", async () => {
+    for (const r of rows) server.model.for(`o-${r.name}`).queue(...r.script());
+    // The batch has one budget for all and no per-task checks: those rows, and the one that answers
+    // a request itself, ran alone above; the rest run together.
+    const batch = rows.filter((r) => r.status !== "budget_exceeded" && r.status !== "checks_failed" && !r.reject);
+    // Approvals are the batch's: "deny" is what the rows that ask for one want.
+    const tasks = batch.map((r) => {
+      const { approvals: _, ...args } = argsOf(r) as Record<string, unknown>;
+      return args;
+    });
+    const result = await mcp.call("oc_delegate_parallel", { tasks, concurrency: 12, approvals: "deny" }, { timeoutMs: 240_000 });
+    expect(result.isError, result.text).toBe(false);
+    const results = result.data.results as Array<Record<string, unknown>>;
+    expect(results).toHaveLength(batch.length);
+    for (const [i, r] of batch.entries()) await expectTruthful(r, results[i]!);
+    const counts: Record<string, number> = {};
+    for (const r of batch) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    expect(result.data.counts).toEqual(counts);
+    const line = auditLines().findLast((e) => e.tool === "oc_delegate_parallel") as { detail: { sessions: Array<{ status: string }> } };
+    expect(line.detail.sessions.map((s) => s.status)).toEqual(batch.map((r) => r.status));
+    for (const r of rows) server.model.for(`o-${r.name}`).clear();
+  });
+});
+
+describe("outcome oracle: a follow-up through oc_send, then oc_wait", () => {
+  it.each(rows.filter((r) => ["e400", "429-fast", "text"].includes(r.name)))("$name", async (r) => {
+    server.model.for("o-text").queue(text("first turn"));
+    const first = await mcp.call("oc_delegate", { task: "first", model: "fake/o-text" });
+    expect(first.data.status, first.text).toBe("done");
+    server.model.for(`o-${r.name}`).queue(...r.script());
+    const sent = await mcp.call("oc_send", { session_id: first.data.session_id, message: `follow-up ${r.name}`, model: modelOf(r) });
+    expect(sent.isError, sent.text).toBe(false);
+    const waited = await mcp.call("oc_wait", { session_id: first.data.session_id });
+    await expectTruthful(r, waited.data);
+  });
+});
