@@ -5,9 +5,12 @@
 //   2. parallel: wall time of 12 delegations of a 300 ms turn at once against one (target < 1.5x),
 //      next to the same with bare opencode calls (create, prompt_async, session.idle), which is
 //      what opencode itself manages on this machine.
-// Run: npx tsx bench/turn-latency.ts
+//   3. the same latency on opencode 2.x (the v2 engine; the split is at its outcome event,
+//      `session.execution.succeeded`), against the 2.x test server (built once, see test/support/opencode2.ts).
+// Run: npx tsx bench/turn-latency.ts [--v1-only]
 import { Conductor } from "../src/core/conductor.js";
-import { startOpencode } from "../test/support/opencode.js";
+import { startOpencode, type TestOpencode } from "../test/support/opencode.js";
+import { startOpencode2 } from "../test/support/opencode2.js";
 import { text, times } from "../test/support/scripted-model.js";
 
 const RUNS = 10;
@@ -34,23 +37,7 @@ try {
     onIdle.get(e.properties.sessionID)?.();
   });
 
-  oc.model.queue(times(3, text("warm")));
-  for (let i = 0; i < 3; i++) await conductor.delegate({ task: "warm up", title: "warm" });
-
-  const total: number[] = [];
-  const server: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    oc.model.queue(text(`answer ${i}`));
-    const r = await conductor.delegate({ task: `question ${i}`, title: `latency ${i}` });
-    const returned = Date.now();
-    const ended = oc.model.lastRequest({ sessionId: r.sessionId })?.endedAt;
-    if (r.status !== "done" || ended === undefined) throw new Error(`run ${i}: ${r.status}, model end ${ended}`);
-    total.push(returned - ended);
-    server.push((idleAt.get(r.sessionId) ?? returned) - ended);
-  }
-  console.log(`latency, model's last byte -> delegate() returned, ${RUNS} runs:`);
-  console.log(`  median ${ms(median(total))} (min ${ms(Math.min(...total))}, max ${ms(Math.max(...total))}); target < 50 ms`);
-  console.log(`  of which opencode (last byte -> idle event) median ${ms(median(server))}, conductor (idle -> return) median ${ms(median(total.map((t, i) => t - server[i]!)))}`);
+  await latency(oc, conductor, idleAt, "opencode 1.x (v1 engine)");
 
   const bare = async () => {
     const { id } = await conductor.client.call("session.create", { body: { title: "bare" } });
@@ -92,4 +79,43 @@ try {
 } finally {
   conductor.close();
   await oc.stop();
+}
+
+/** Median time from the model's last byte to delegate() returning, split at the turn's end event. */
+async function latency(server: TestOpencode, c: Conductor, endAt: Map<string, number>, label: string): Promise<void> {
+  server.model.queue(times(3, text("warm")));
+  for (let i = 0; i < 3; i++) await c.delegate({ task: "warm up", title: "warm" });
+  const total: number[] = [];
+  const own: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    server.model.queue(text(`answer ${i}`));
+    const r = await c.delegate({ task: `question ${i}`, title: `latency ${i}` });
+    const returned = Date.now();
+    const ended = server.model.lastRequest({ sessionId: r.sessionId })?.endedAt;
+    if (r.status !== "done" || ended === undefined) throw new Error(`run ${i}: ${r.status}, model end ${ended}`);
+    total.push(returned - ended);
+    own.push((endAt.get(r.sessionId) ?? returned) - ended);
+  }
+  console.log(`latency on ${label}, model's last byte -> delegate() returned, ${RUNS} runs:`);
+  console.log(`  median ${ms(median(total))} (min ${ms(Math.min(...total))}, max ${ms(Math.max(...total))}); target < 50 ms`);
+  console.log(`  of which opencode (last byte -> end event) median ${ms(median(own))}, conductor (end event -> return) median ${ms(median(total.map((t, i) => t - own[i]!)))}`);
+}
+
+if (!process.argv.includes("--v1-only")) {
+  const oc2 = await startOpencode2();
+  const c2 = new Conductor({ url: oc2.url, password: oc2.password, directory: oc2.directory });
+  try {
+    // The end event on 2.x: the execution's outcome.
+    const outcomeAt = new Map<string, number>();
+    const stop = await c2.hub.subscribe((e) => {
+      if (e.type !== "v2.event" || !e.properties.type.startsWith("session.execution.") || e.properties.type === "session.execution.started") return;
+      const id = e.properties.data.sessionID;
+      if (typeof id === "string" && !outcomeAt.has(id)) outcomeAt.set(id, Date.now());
+    });
+    await latency(oc2, c2, outcomeAt, `opencode ${(await c2.engine.info()).version} (v2 engine)`);
+    stop();
+  } finally {
+    c2.close();
+    await oc2.stop();
+  }
 }

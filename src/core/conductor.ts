@@ -1,8 +1,12 @@
-// The library's entry point: one object per opencode server, holding the client, the shared event
-// stream and settings, with every core capability as a method.
+// The library's entry point: one object per opencode server, holding its engine (opencode 1.x or
+// 2.x, picked by asking the server, engine/detect.ts), the shared event stream and settings, with
+// every core capability as a method.
 import { connect, type ConnectOptions, type OpencodeClient } from "../client/connect.js";
 import { NotFoundError } from "../client/errors.js";
-import { answerPermission, answerQuestion, listPending, type AnswerPermission, type AnswerQuestion, type PendingRequest } from "./policy/approvals.js";
+import { lazyEngine, openEngine } from "./engine/detect.js";
+import type { Engine } from "./engine/engine.js";
+import { V1Engine } from "./engine/v1.js";
+import type { AnswerPermission, AnswerQuestion, PendingRequest } from "./policy/approvals.js";
 import { catalog, type CatalogKind } from "./catalog/catalogs.js";
 import { listModels, type ListModelsOptions } from "./catalog/models.js";
 import { serverStatus } from "./catalog/status.js";
@@ -22,7 +26,11 @@ import type { Detail } from "./turns/summary.js";
 import { runningWatches } from "./turns/kept-watches.js";
 import type { WaitOptions } from "./turns/turn.js";
 
-export type ConductorOptions = (ConnectOptions | { client: OpencodeClient }) &
+/**
+ * `url` (+ password, directory): the engine is picked on first use by asking the server; `client`:
+ * a 1.x client, used as is; `engine`: an engine built elsewhere (e.g. `Conductor.connect`).
+ */
+export type ConductorOptions = (ConnectOptions | { client: OpencodeClient } | { engine: Engine; client?: OpencodeClient }) &
   CoreSettings & {
     /**
      * Private instances for `isolation: "instance"` (e.g. `new InstanceManager({ stateDir, ttlS })`),
@@ -42,6 +50,8 @@ export interface ConductorDelegateOptions extends DelegateOptions {
 export type ConductorDelegateResult = DelegateResult & { isolation?: "instance"; /** A command to watch the session live (no password in it). */ attach?: string };
 
 export class Conductor implements CoreContext {
+  readonly engine: Engine;
+  /** The typed 1.x client (oc_api, feature detection); against a 2.x server, use `engine`. */
   readonly client: OpencodeClient;
   readonly hub: EventHub;
   readonly settings: CoreSettings;
@@ -51,9 +61,24 @@ export class Conductor implements CoreContext {
   /** Private instances, when configured (see ConductorOptions.instances). */
   readonly instances?: InstanceLeases<Conductor>;
 
+  /** Asks the server what it is now (1.x or 2.x) and connects the engine for it; fails early when it cannot. */
+  static async connect(options: ConnectOptions & CoreSettings): Promise<Conductor> {
+    const client = connect(options);
+    return new Conductor({ ...options, client, engine: await openEngine(options, client) });
+  }
+
   constructor(options: ConductorOptions) {
-    this.client = "client" in options ? options.client : connect(options);
-    this.hub = new EventHub(this.client);
+    if ("engine" in options) {
+      this.engine = options.engine;
+      this.client = options.client ?? connect({ url: options.engine.url, directory: options.engine.directory });
+    } else if ("client" in options) {
+      this.client = options.client;
+      this.engine = new V1Engine(options.client);
+    } else {
+      this.client = connect(options);
+      this.engine = lazyEngine(options, this.client);
+    }
+    this.hub = new EventHub(this.engine);
     this.settings = {
       defaultModel: options.defaultModel,
       modelAllow: options.modelAllow,
@@ -71,7 +96,7 @@ export class Conductor implements CoreContext {
     const { isolation, ...task } = options;
     if (isolation !== "instance") return delegate(this, task);
     if (!this.instances) throw new UsageError('isolation "instance" needs private instances: create the Conductor with `instances` (an InstanceManager).');
-    const directory = task.directory ?? this.client.directory;
+    const directory = task.directory ?? this.engine.directory;
     if (!directory) throw new UsageError('isolation "instance" needs `directory`: the project the private server works in.');
     const lease = await this.instances.lease(directory);
     try {
@@ -120,7 +145,7 @@ export class Conductor implements CoreContext {
     return parallel(this, tasks, options);
   }
 
-  /** Queues a message after the current turn, or steers (interrupt, then continue with it). */
+  /** Queues a message after the current turn, or steers it into the turn (opencode 1.x: interrupt, then continue with it). */
   send(sessionId: string, message: string, options?: SendOptions) {
     return send(this, sessionId, message, options);
   }
@@ -145,10 +170,10 @@ export class Conductor implements CoreContext {
     if (options.sessionId) {
       const ctx = await sessionScope(this, options.sessionId);
       const sessions = runningWatches(this).find((w) => w.sessionId === options.sessionId)?.sessions ?? [options.sessionId];
-      return listPending(ctx.client, sessions);
+      return ctx.engine.listPending(sessions);
     }
-    const directories = new Set([this.client.directory, ...runningWatches(this).map((w) => w.directory)]);
-    const lists = await Promise.all([...directories].map((d) => listPending(d === this.client.directory ? this.client : this.client.withDirectory(d))));
+    const directories = new Set([this.engine.directory, ...runningWatches(this).map((w) => w.directory)]);
+    const lists = await Promise.all([...directories].map((d) => this.engine.withDirectory(d).listPending()));
     return [...new Map(lists.flat().map((r) => [r.id, r])).values()];
   }
 
@@ -156,10 +181,10 @@ export class Conductor implements CoreContext {
   async answer(answer: AnswerPermission | AnswerQuestion): Promise<void> {
     const id = "requestId" in answer ? answer.requestId : answer.questionId;
     // The reply must go to the directory instance that asked (docs/opencode-behaviour.md §9).
-    const directory = answer.sessionId ? (await sessionScope(this, answer.sessionId)).client.directory : this.hub.directoryOf(id);
-    const client = directory === undefined || directory === this.client.directory ? this.client : this.client.withDirectory(directory);
+    const directory = answer.sessionId ? (await sessionScope(this, answer.sessionId)).engine.directory : this.hub.directoryOf(id);
+    const engine = directory === undefined ? this.engine : this.engine.withDirectory(directory);
     try {
-      return await ("requestId" in answer ? answerPermission(client, answer) : answerQuestion(client, answer));
+      return await ("requestId" in answer ? engine.answerPermission(answer) : engine.answerQuestion(answer));
     } catch (error) {
       if (!(error instanceof NotFoundError) || answer.sessionId || directory !== undefined) throw error;
       throw new UsageError(`${error.message}. It may be answered already, or belong to a session in another project directory: pass its sessionId.`);

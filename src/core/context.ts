@@ -1,5 +1,7 @@
-// What every core capability needs: the typed client, the shared event stream, and settings.
+// What every core capability needs: the engine (opencode 1.x or 2.x, engine/engine.ts), the
+// shared event stream, and settings.
 import type { OpencodeClient } from "../client/connect.js";
+import type { Engine } from "./engine/engine.js";
 import type { EventHub } from "./event-hub.js";
 
 export interface DirectoryOption {
@@ -27,6 +29,9 @@ export interface SessionDefaults {
 }
 
 export interface CoreContext {
+  /** Everything the core asks opencode goes through it. */
+  engine: Engine;
+  /** The typed 1.x client (oc_api and feature detection on 1.x; unusable against a 2.x server). */
   client: OpencodeClient;
   hub: EventHub;
   settings: CoreSettings;

@@ -11,14 +11,16 @@ import type { TurnSummary } from "./turns/summary.js";
 import { runningWatch } from "./turns/kept-watches.js";
 import { runTurn, summarizeSession, waitForSession, type WaitOptions } from "./turns/turn.js";
 
-export type Delivery = "queue" | "steer";
+import type { Delivery } from "./engine/engine.js";
+
+export type { Delivery };
 
 export interface SendOptions extends WaitOptions {
   /**
-   * `queue` (default): the message runs after the current turn (opencode queues prompts on a busy
-   * session). `steer`: the current turn is interrupted and the session continues with this message
-   * (history kept). opencode's v1 engine cannot inject a message into a running turn, and drops
-   * queued messages when the running turn ends in an error.
+   * `queue` (default): the message runs after the current turn. `steer`: on opencode 2.x the
+   * message joins the running turn and the next model call sees it; opencode 1.x cannot inject a
+   * message into a running turn, so there the turn is interrupted and the session continues with
+   * this message (history kept). 1.x drops queued messages when the running turn ends in an error.
    */
   delivery?: Delivery;
   /** Wait for the turn this message starts. Default: true for `steer`, false for `queue`. */
@@ -41,14 +43,11 @@ export async function send(base: CoreContext, sessionId: string, message: string
   const agent = o.agent ?? remembered?.agent;
   const model = modelInput ? await resolveModelRef(ctx, modelInput) : undefined;
   const fallbacks = await resolveFallbacks(ctx, o.fallbackModels ?? ctx.settings.fallbackModels ?? [], model);
-  if (delivery === "steer") await stopTurn(ctx, sessionId);
+  // opencode 2.x steers for real (the next model call sees the message); 1.x can only stop the turn and go on.
+  const capabilities = await ctx.engine.capabilities();
+  if (delivery === "steer" && !capabilities.nativeSteer) await stopTurn(ctx, sessionId);
   const prompt = (m: ModelRef | undefined) => async () => {
-    const body = {
-      parts: [{ type: "text" as const, text: message }],
-      ...(m ? { model: { providerID: m.providerID, modelID: m.modelID }, ...(m.variant ? { variant: m.variant } : {}) } : {}),
-      ...(agent ? { agent } : {}),
-    };
-    await ctx.client.call("session.prompt_async", { path: { sessionID: sessionId }, body });
+    await ctx.engine.prompt(sessionId, { text: message, ...(m ? { model: m } : {}), ...(agent ? { agent } : {}), delivery }, () => undefined);
   };
   // The fallback watchdog follows a turn this message starts; a message queued behind a running turn
   // would leave it watching someone else's turn, so that one goes without.
@@ -61,8 +60,8 @@ export async function send(base: CoreContext, sessionId: string, message: string
 }
 
 async function isBusy(ctx: CoreContext, sessionId: string): Promise<boolean> {
-  const status = (await ctx.client.call("session.status"))[sessionId];
-  return (status !== undefined && status.type !== "idle") || runningWatch(ctx, sessionId) !== undefined;
+  const status = await ctx.engine.runState(sessionId);
+  return status.type !== "idle" || runningWatch(ctx, sessionId) !== undefined;
 }
 
 /** Aborts the session's current turn and waits until it has stopped. */
@@ -93,22 +92,23 @@ export interface SessionState {
 /** The session's state without waiting. */
 export async function result(base: CoreContext, sessionId: string, o: Pick<WaitOptions, "detail"> = {}): Promise<SessionState> {
   const ctx = await sessionScope(base, sessionId);
-  const status = (await ctx.client.call("session.status"))[sessionId];
+  const status = await ctx.engine.runState(sessionId);
   const watch = runningWatch(ctx, sessionId);
   // A prompt accepted a moment ago is not busy yet (docs/opencode-behaviour.md §2), but this process knows it runs.
-  const state = status && status.type !== "idle" ? status.type : watch ? "busy" : "idle";
+  const state = status.type !== "idle" ? status.type : watch ? "busy" : "idle";
   const read = await summarizeSession(ctx, sessionId, { outcome: state === "idle" ? "idle" : "timeout", watch, detail: o.detail });
   const last = Budget.exceededFor(ctx, read)?.apply(read) ?? read;
   if (last.pending && last.pending.length > 0) last.status = "blocked";
   return {
     sessionId,
     state,
-    ...(status?.type === "retry" ? { retry: { attempt: status.attempt, message: status.message, nextAt: status.next } } : {}),
+    ...(status.type === "retry" ? { retry: { attempt: status.attempt, message: status.message, nextAt: status.next } } : {}),
     last,
   };
 }
 
 const STOP_TIMEOUT_MS = 30_000;
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * Aborts a running turn and resolves once the session is idle; false if nothing was running. An
@@ -118,14 +118,15 @@ async function stopTurn(ctx: CoreContext, sessionId: string): Promise<boolean> {
   let stopped!: () => void;
   const idle = new Promise<void>((resolve) => (stopped = resolve));
   // Subscribe before aborting: the abort's idle follows within milliseconds (docs/opencode-behaviour.md §6).
+  const { translator } = await ctx.engine.watchKit(sessionId);
   const unsubscribe = await ctx.hub.subscribe((event) => {
-    if ((event.type === "session.idle" || (event.type === "session.status" && event.properties.status.type === "idle")) && event.properties.sessionID === sessionId) stopped();
+    if (translator.translate(event, NONE).some((s) => s.kind === "turn" && s.event.type === "status" && s.event.status === "idle")) stopped();
   });
   let timer: NodeJS.Timeout | undefined;
   try {
-    const status = (await ctx.client.call("session.status"))[sessionId];
-    if ((!status || status.type === "idle") && !runningWatch(ctx, sessionId)) return false;
-    await ctx.client.call("session.abort", { path: { sessionID: sessionId } });
+    const status = await ctx.engine.runState(sessionId);
+    if (status.type === "idle" && !runningWatch(ctx, sessionId)) return false;
+    await ctx.engine.abort(sessionId);
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`Session ${sessionId} did not stop within ${STOP_TIMEOUT_MS / 1000} s of the abort; read its state again to see where it stands.`)), STOP_TIMEOUT_MS);
     });

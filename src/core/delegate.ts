@@ -2,9 +2,8 @@
 // (by default) wait for the turn to end.
 import { stat } from "node:fs/promises";
 import { basename, extname, isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import type { Schemas } from "../client/types.js";
 import type { CoreContext } from "./context.js";
+import type { AttachedFile } from "./engine/engine.js";
 import { resolveModelRef } from "./catalog/models.js";
 import { quoted, UsageError } from "./errors.js";
 import { existingDirectory } from "./inputs/directory.js";
@@ -63,9 +62,9 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   if (o.fork && !o.sessionId) throw new UsageError("`fork: true` needs `sessionId`: the session to fork.");
   // A continued session runs in its own directory (status and requests are per directory, docs/opencode-behaviour.md §9).
   const scoped: CoreContext =
-    o.directory !== undefined ? { ...ctx, client: ctx.client.withDirectory(await existingDirectory(o.directory)) } : o.sessionId ? await sessionScope(ctx, o.sessionId) : ctx;
-  const { client } = scoped;
-  const directory = client.directory;
+    o.directory !== undefined ? inDirectory(ctx, await existingDirectory(o.directory)) : o.sessionId ? await sessionScope(ctx, o.sessionId) : ctx;
+  const { engine } = scoped;
+  const directory = engine.directory;
   const own = permissionRules(o.permissions);
   const rules = o.guard ? guardRules(own ? { userRules: own } : {}) : own;
   const remembered = o.sessionId ? ctx.sessionDefaults?.get(o.sessionId) : undefined;
@@ -78,29 +77,18 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
 
   let sessionId: string;
   if (o.sessionId) {
-    sessionId = o.fork ? (await client.call("session.fork", { path: { sessionID: o.sessionId }, body: {} })).id : o.sessionId;
-    if (rules) await client.call("session.update", { path: { sessionID: sessionId }, body: { permission: rules } });
+    sessionId = o.fork ? (await engine.fork(o.sessionId, {})).id : o.sessionId;
+    if (rules) await engine.setRules(sessionId, rules);
   } else {
     // A title given up front also spares a title request to the model (docs/opencode-behaviour.md §0.3).
-    const created = await client.call("session.create", { body: { title: o.title ?? titleFrom(o.command ? `/${o.command} ${o.task}` : o.task), ...(rules ? { permission: rules } : {}) } });
+    const created = await engine.createSession({ title: o.title ?? titleFrom(o.command ? `/${o.command} ${o.task}` : o.task), ...(rules ? { rules } : {}) });
     sessionId = created.id;
   }
   await o.onSession?.(sessionId);
 
   const sendWith = (model: ModelRef | undefined) => async (watch: { fail(error: unknown): void }) => {
-    if (o.command) {
-      // The command route answers only when the turn ends: do not hold the caller on it.
-      const body = {
-        command: o.command,
-        arguments: o.task,
-        ...(agent ? { agent } : {}),
-        ...(model ? { model: `${model.providerID}/${model.modelID}`, ...(model.variant ? { variant: model.variant } : {}) } : {}),
-        ...(files.length > 0 ? { parts: files } : {}),
-      };
-      client.call("session.command", { path: { sessionID: sessionId }, body }, { timeoutMs: 24 * 3600_000 }).catch((error: unknown) => watch.fail(error));
-      return;
-    }
-    await client.call("session.prompt_async", { path: { sessionID: sessionId }, body: promptBody({ ...o, agent }, model, files) });
+    const input = { text: o.task, ...(model ? { model } : {}), ...(agent ? { agent } : {}), ...(o.agents ? { agents: o.agents } : {}), files, ...(o.command ? { command: o.command } : {}) };
+    await engine.prompt(sessionId, input, (error: unknown) => watch.fail(error));
   };
 
   // With fallbacks, a watchdog follows the task's turn and may re-send it with the next model.
@@ -110,7 +98,7 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   const send = fallbacks.length === 0 ? sendWith(model) : (watch: TurnWatch) => startWatchdog(scoped, watch, plan, () => sendWith(model)(watch));
 
   // Gate fix rounds go to the same session as plain prompts, with the task's agent and the model in use.
-  const followUp = (text: string) => () => client.call("session.prompt_async", { path: { sessionID: sessionId }, body: promptBody({ task: text, agent }, current, []) }).then(() => undefined);
+  const followUp = (text: string) => () => engine.prompt(sessionId, { text, ...(current ? { model: current } : {}), ...(agent ? { agent } : {}) }, () => undefined);
   const governance = { ...o, fresh: !o.sessionId, ...(o.guard && !o.checkEnv ? { checkEnv: guardedEnv(process.env) } : {}) };
   const summary = await governed(scoped, sessionId, governance, (text, options) => runTurn(scoped, sessionId, text === undefined ? send : followUp(text), options));
   return directory === undefined ? summary : { ...summary, directory };
@@ -118,29 +106,23 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
 
 /** An unknown command would only fail inside the background command request: say so up front. */
 async function checkCommand(ctx: CoreContext, name: string): Promise<void> {
-  const commands = await ctx.client.call("command.list");
+  const commands = await ctx.engine.catalog("commands");
   if (commands.some((c) => c.name === name)) return;
   throw new UsageError(`Unknown command ${quoted(name)}. Available commands: ${commands.map((c) => c.name).join(", ") || "(none)"}.`);
 }
 
-function promptBody(o: Pick<DelegateOptions, "task" | "agents" | "agent">, model: ModelRef | undefined, files: Schemas["FilePartInput"][]) {
-  const parts: Array<Schemas["TextPartInput"] | Schemas["FilePartInput"] | Schemas["AgentPartInput"]> = [{ type: "text", text: o.task }, ...files];
-  for (const name of o.agents ?? []) parts.push({ type: "agent", name });
-  return {
-    parts,
-    ...(model ? { model: { providerID: model.providerID, modelID: model.modelID } } : {}),
-    ...(model?.variant ? { variant: model.variant } : {}),
-    ...(o.agent ? { agent: o.agent } : {}),
-  };
+/** The context bound to another project directory (new sessions are created there). */
+export function inDirectory(ctx: CoreContext, directory: string): CoreContext {
+  return { ...ctx, engine: ctx.engine.withDirectory(directory), client: ctx.client.withDirectory(directory) };
 }
 
-async function fileParts(files: string[], directory: string | undefined): Promise<Schemas["FilePartInput"][]> {
+async function fileParts(files: string[], directory: string | undefined): Promise<AttachedFile[]> {
   return Promise.all(
     files.map(async (file) => {
       const path = isAbsolute(file) ? file : resolve(directory ?? process.cwd(), file);
       const info = await stat(path).catch(() => undefined);
       if (!info?.isFile()) throw new UsageError(`Attached file ${quoted(path)} does not exist (or is not a file).`);
-      return { type: "file" as const, mime: mimeOf(path), url: pathToFileURL(path).href, filename: basename(path) };
+      return { path, mime: mimeOf(path), name: basename(path) };
     }),
   );
 }

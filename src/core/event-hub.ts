@@ -1,20 +1,15 @@
-// One `/global/event` subscription shared by every waiter on a client: twelve parallel delegations
+// One event subscription (1.x `/global/event`, 2.x `/api/event`, through the engine) shared by every waiter on a server: twelve parallel delegations
 // read one stream, not twelve. The stream opens with the first listener and closes shortly after
 // the last one leaves, so a script using the library can exit. When the stream drops, the hub asks
 // the server's health at once: a server that does not answer is gone, and every listener hears
 // `conductor.lost` within a second or two instead of waiting out the reconnect attempts.
-import type { OpencodeClient } from "../client/connect.js";
 import { safeUrl } from "../client/errors.js";
-import type { DisconnectedEvent, OpencodeEvent, ReconnectedEvent } from "../client/types.js";
-import type { RecordedError } from "./turns/record.js";
+import type { Engine } from "./engine/engine.js";
+import type { HubEvent } from "./engine/events.js";
 
-/** The server stopped answering: turns that were running will get no recorded end from it. */
-export interface ServerLostEvent {
-  type: "conductor.lost";
-  properties: { error: RecordedError };
-}
-
-export type HubEvent = OpencodeEvent | ReconnectedEvent | DisconnectedEvent | ServerLostEvent;
+export type { HubEvent, ServerLostEvent, V2HubEvent } from "./engine/events.js";
+/** What the hub reads: the engine's event stream and its health route. */
+export type HubSource = Pick<Engine, "url" | "events" | "health">;
 export type HubListener = (event: HubEvent) => void;
 /** Told when the stream is gone for good (closed, or failed and not reconnecting). */
 export type HubErrorListener = (error: Error) => void;
@@ -39,7 +34,7 @@ export class EventHub implements EventSource {
   // Requests live per directory instance (docs/opencode-behaviour.md §5, §9): answering one needs its directory.
   private readonly requestDirs = new Map<string, string>();
 
-  constructor(private readonly client: OpencodeClient) {}
+  constructor(private readonly source: HubSource) {}
 
   /**
    * Adds a listener and resolves once the server has confirmed the subscription (`server.connected`),
@@ -113,7 +108,7 @@ export class EventHub implements EventSource {
       let ready = false;
       void (async () => {
         try {
-          for await (const event of this.client.events({ signal: controller.signal })) {
+          for await (const event of this.source.events({ signal: controller.signal })) {
             if (!ready && event.type === "server.connected") {
               ready = true;
               resolve();
@@ -138,12 +133,12 @@ export class EventHub implements EventSource {
 
   /** The stream dropped: if the server does not answer either, it is gone (the stream is dropped too). */
   private async probe(controller: AbortController, why: string): Promise<void> {
-    const answered = await this.client.call("global.health", undefined, { timeoutMs: PROBE_TIMEOUT_MS }).then(
+    const answered = await this.source.health(PROBE_TIMEOUT_MS).then(
       () => true,
       () => false,
     );
     if (answered || this.controller !== controller) return;
-    const message = `opencode at ${safeUrl(this.client.url)} went away (event stream: ${why}; no answer to a health check). Its outcome is unknown until it is back: then ask again with the session id.`;
+    const message = `opencode at ${safeUrl(this.source.url)} went away (event stream: ${why}; no answer to a health check). Its outcome is unknown until it is back: then ask again with the session id.`;
     this.dispatch({ type: "conductor.lost", properties: { error: { name: "ServerLost", message } } });
     // The next subscriber starts a new stream, which fails at once while the server is down.
     this.stop();

@@ -12,7 +12,8 @@ import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
 import type { CoreSettings } from "../core/context.js";
 import { guardFeatures } from "../core/server/feature-guard.js";
-import { sharedInstanceManager, type InstanceManager } from "../core/instances/manager.js";
+import { sharedInstanceManager } from "../core/instances/shared.js";
+import { type InstanceManager } from "../core/instances/manager.js";
 import { isSessionId } from "../core/inputs/ids.js";
 import { InstanceLeases } from "../core/instances/leases.js";
 

@@ -100,6 +100,8 @@ export function renderMarkdown(d: CompatibilityData): string {
     out.push(`- **${v}** (${s.operations} operations, sha256 \`${s.sha256.slice(0, 12)}…\`): lacks ${ids(s.missing)}; adds ${ids(s.extra)}; ${s.changed.length} operations differ in request or response (\`npm run spec:diff\` for details).`);
   }
   const runs = versions.map((v) => d.versions[v]!);
+  // What works on each major is written by hand (it comes from the e2e suites, not this matrix).
+  out.push("", readFileSync(new URL("../../docs/compatibility-majors.md", import.meta.url), "utf8").trim());
   out.push("", `Last runs: ${[...new Set(runs.map((r) => r.ranAt.slice(0, 10)))].join(", ")}, Node ${[...new Set(runs.map((r) => r.node))].join(", ")}.`, "");
   return out.join("\n");
 }

@@ -1,14 +1,16 @@
-// The models a caller may use: the provider catalog (v1 `config.providers`, which blocks until
-// providers are loaded and honours `enabled_providers`; v2 `/api/model` is racy, docs/opencode-behaviour.md §3),
+// The models a caller may use: the provider catalog (through the engine: on 1.x `config.providers`,
+// which blocks until providers are loaded and honours `enabled_providers`, docs/opencode-behaviour.md §3;
+// on 2.x `model.list`, engine/v2-catalog.ts),
 // the allow and block globs, and model references. Everything shown is redacted: opencode returns keys verbatim.
-import type { CallResult,Schemas } from "../../client/types.js";
+import type { Schemas } from "../../client/types.js";
+import type { EngineProviderList } from "../engine/engine.js";
 import type { CoreContext,CoreSettings } from "../context.js";
 import { UsageError } from "../errors.js";
 import { formatModel,ModelResolutionError,resolveModel,type ModelRef } from "./model-resolve.js";
 import { redact,REDACTED } from "./redact.js";
 import type { DirectoryOption } from "../context.js";
 
-export type ProviderList = CallResult<"config.providers">;
+export type ProviderList = EngineProviderList;
 
 // ---------------------------------------------------------------------------------------------
 // Provider catalog (cached) and model references
@@ -24,10 +26,11 @@ const catalogCache = new WeakMap<object, Map<string, { at: number; value: Promis
 export function getProviderCatalog(ctx: CoreContext, options: DirectoryOption = {}): Promise<ProviderList> {
   let byDirectory = catalogCache.get(ctx.hub);
   if (!byDirectory) catalogCache.set(ctx.hub, (byDirectory = new Map()));
-  const key = options.directory ?? ctx.client.directory ?? "";
+  const key = options.directory ?? ctx.engine.directory ?? "";
   const hit = byDirectory.get(key);
   if (hit && Date.now() - hit.at < CATALOG_TTL_MS) return hit.value;
-  const value = ctx.client.call("config.providers", {}, { directory: options.directory }).then((list) => ({ ...list, providers: list.providers.map(redactProvider) }));
+  const engine = options.directory === undefined ? ctx.engine : ctx.engine.withDirectory(options.directory);
+  const value = engine.providerCatalog().then((list) => ({ ...list, providers: list.providers.map(redactProvider) }));
   const entry = { at: Date.now(), value };
   byDirectory.set(key, entry);
   value.catch(() => {

@@ -9,6 +9,8 @@ import type { DirectoryOption } from "../context.js";
 export interface ServerStatus {
   url: string;
   version: string;
+  /** Which engine speaks to it: `v1` (opencode 1.x) or `v2` (opencode 2.x). */
+  engine: "v1" | "v2";
   healthy: boolean;
   /** `provider/model` new work uses: settings.defaultModel, else opencode's configured `model`. */
   defaultModel?: string;
@@ -16,20 +18,22 @@ export interface ServerStatus {
 }
 
 export async function serverStatus(ctx: CoreContext, options: DirectoryOption = {}): Promise<ServerStatus> {
-  const opts = { directory: options.directory };
-  const [health, providers, config, agents, commands, models] = await Promise.all([
-    ctx.client.call("global.health", {}, opts),
+  const engine = options.directory === undefined ? ctx.engine : ctx.engine.withDirectory(options.directory);
+  const [health, info, providers, configured, agents, commands, models] = await Promise.all([
+    engine.health(),
+    engine.info(),
     getProviderCatalog(ctx, options),
-    ctx.client.call("config.get", {}, opts),
-    ctx.client.call("app.agents", {}, opts),
-    ctx.client.call("command.list", {}, opts),
+    engine.configuredModel(),
+    engine.catalog("agents"),
+    engine.catalog("commands"),
     listModels(ctx, options),
   ]);
   return {
-    url: ctx.client.url,
+    url: engine.url,
     version: health.version,
+    engine: info.kind,
     healthy: health.healthy,
-    defaultModel: defaultModelOf(ctx.settings.defaultModel, config.model, providers),
+    defaultModel: defaultModelOf(ctx.settings.defaultModel, configured, providers),
     counts: { providers: providers.providers.length, models: models.length, agents: agents.length, commands: commands.length },
   };
 }

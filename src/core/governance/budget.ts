@@ -1,11 +1,10 @@
 // Budgets: a cap on the tokens and/or cost of a task (or of a parallel batch). The running total
-// comes from `message.updated` events of the assistant messages of the tracked sessions (and their
-// sub-agent sessions) seen since the budget started; when it passes a cap, every tracked session is
+// comes from the usage the engine reads off the event stream (1.x `message.updated`, 2.x
+// `session.step.ended`) for the tracked sessions (and their sub-agent sessions) since the budget started; when it passes a cap, every tracked session is
 // aborted. A budget lives until the last turn it covers has settled, even if its caller returned.
-import type { OpencodeClient } from "../../client/connect.js";
-import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
-import type { EventSource, HubEvent } from "../event-hub.js";
+import type { Engine, UsageSignal } from "../engine/engine.js";
+import type { EventSource } from "../event-hub.js";
 import type { TurnSummary } from "../turns/summary.js";
 
 export interface BudgetCaps {
@@ -24,8 +23,8 @@ const bySession = new WeakMap<EventSource, Map<string, Budget>>();
 const REMEMBERED = 1_000;
 
 export class Budget {
-  private readonly counted = new Map<string, { tokens: number; cost: number; parent: string }>();
-  private readonly roots = new Map<string, OpencodeClient>();
+  private readonly counted = new Map<string, { tokens: number; cost: number; parent?: string }>();
+  private readonly roots = new Map<string, Engine>();
   private readonly sessions = new Set<string>();
   private unsubscribe: (() => void) | undefined;
   private holds = 1; // the owner's
@@ -37,10 +36,13 @@ export class Budget {
   ) {}
 
   /** Undefined when no cap is set. Subscribes before the caller prompts. */
-  static async start(ctx: Pick<CoreContext, "hub">, caps: BudgetCaps): Promise<Budget | undefined> {
+  static async start(ctx: Pick<CoreContext, "hub" | "engine">, caps: BudgetCaps): Promise<Budget | undefined> {
     if (caps.maxTokens === undefined && caps.maxCostUsd === undefined) return undefined;
     const budget = new Budget(ctx.hub, caps);
-    budget.unsubscribe = await ctx.hub.subscribe((event) => budget.onEvent(event));
+    const usage = await ctx.engine.usageTranslator();
+    budget.unsubscribe = await ctx.hub.subscribe((event) => {
+      for (const signal of usage.translate(event)) budget.onUsage(signal);
+    });
     return budget;
   }
 
@@ -50,16 +52,16 @@ export class Budget {
     return budget?.exceeded && summary.messageId && budget.covers(summary.messageId) ? budget : undefined;
   }
 
-  /** Counts this session (and its sub-agents) from now on; `client` reaches its directory to abort it. */
-  track(sessionId: string, client: OpencodeClient): void {
-    this.roots.set(sessionId, client);
+  /** Counts this session (and its sub-agents) from now on; `engine` reaches its directory to abort it. */
+  track(sessionId: string, engine: Engine): void {
+    this.roots.set(sessionId, engine);
     this.sessions.add(sessionId);
     let map = bySession.get(this.hub);
     if (!map) bySession.set(this.hub, (map = new Map()));
     map.delete(sessionId);
     map.set(sessionId, this);
     if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
-    if (this.exceeded) void this.abort(sessionId, client);
+    if (this.exceeded) void this.abort(sessionId, engine);
   }
 
   /** Keeps the budget watching until the returned function is called (e.g. when a turn settles). */
@@ -104,29 +106,21 @@ export class Budget {
     return false;
   }
 
-  private onEvent(event: HubEvent): void {
-    if (event.type === "session.created" || event.type === "session.updated") {
-      const info = event.properties.info;
-      if (info.parentID && this.sessions.has(info.parentID)) this.sessions.add(info.id);
+  private onUsage(signal: UsageSignal): void {
+    if (signal.kind === "child") {
+      if (this.sessions.has(signal.parentId)) this.sessions.add(signal.sessionId);
       return;
     }
-    if (event.type !== "message.updated") return;
-    const info = event.properties.info;
-    if (info.role !== "assistant" || !this.sessions.has(info.sessionID)) return;
-    this.counted.set(info.id, { tokens: tokensOf(info), cost: info.cost ?? 0, parent: info.parentID });
+    if (!this.sessions.has(signal.sessionId)) return;
+    this.counted.set(signal.messageId, { tokens: signal.tokens, cost: signal.cost, parent: signal.parentId });
     const { tokens, cost } = this.totals;
     const over = (this.caps.maxTokens !== undefined && tokens > this.caps.maxTokens) || (this.caps.maxCostUsd !== undefined && cost > this.caps.maxCostUsd);
     if (!over || this.exceeded) return;
     this.exceeded = true;
-    for (const [id, client] of this.roots) void this.abort(id, client);
+    for (const [id, engine] of this.roots) void this.abort(id, engine);
   }
 
-  private async abort(sessionId: string, client: OpencodeClient): Promise<void> {
-    await client.call("session.abort", { path: { sessionID: sessionId } }).catch(() => undefined);
+  private async abort(sessionId: string, engine: Engine): Promise<void> {
+    await engine.abort(sessionId).catch(() => undefined);
   }
-}
-
-function tokensOf(info: Schemas["AssistantMessage"]): number {
-  const k = info.tokens;
-  return k.total ?? k.input + k.output + k.reasoning + k.cache.read + k.cache.write;
 }

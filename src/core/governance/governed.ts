@@ -31,13 +31,13 @@ export async function governed(ctx: CoreContext, sessionId: string, o: GovernOpt
   const budget = o.budget ?? (await Budget.start(ctx, o));
   if (!budget && !o.checks?.length) return turn(undefined, o);
   if (budget?.exceeded) return { sessionId, status: "budget_exceeded", answer: "", budget: budget.totals };
-  budget?.track(sessionId, ctx.client);
+  budget?.track(sessionId, ctx.engine);
   const release = budget && (o.budget ? budget.hold() : () => budget.release());
   const deadline = o.timeoutMs === undefined ? undefined : Date.now() + o.timeoutMs;
   try {
     let summary: GovernedSummary = await turn(undefined, o);
     if (o.checks?.length) {
-      const cwd = ctx.client.directory ?? (await ctx.client.call("session.get", { path: { sessionID: sessionId } })).directory;
+      const cwd = ctx.engine.directory ?? (await ctx.engine.getSession(sessionId)).directory;
       const stop = () => budget?.exceeded === true || o.signal?.aborted === true;
       const left = () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now()));
       summary = await gate(summary, { checks: o.checks, maxRounds: o.maxRounds, checkTimeoutMs: o.checkTimeoutMs, cwd, stop, env: o.checkEnv }, (message) =>

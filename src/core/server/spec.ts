@@ -89,6 +89,9 @@ const PINNED_IDS = Object.keys(operations);
 // Each step over a ~480 KB document takes ~10 ms: between steps other work gets its turn.
 const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A ServerSpec of a document already read (the v2 engine holds its server's). */
+export const specFromDocument = (version: string, sha256: string, doc: unknown): Promise<ServerSpec> => build(version, sha256, doc as OpenApiDocument);
+
 async function build(version: string, sha256: string, doc: OpenApiDocument): Promise<ServerSpec> {
   await yieldToLoop();
   const ops = new Map(listOperations(doc).map((op) => [op.id, op]));

@@ -2,6 +2,7 @@
 // export, todo. Session-scoped routes follow the session's own directory.
 import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
+import type { EngineSession } from "../engine/engine.js";
 import { modelRefusal,resolveModelRef } from "../catalog/models.js";
 import { type DirectoryOption } from "../context.js";
 import { UsageError } from "../errors.js";
@@ -11,55 +12,56 @@ import type { SessionMessage } from "../turns/session-message.js";
 import { TurnWatch } from "../turns/watch.js";
 import { checkId } from "../inputs/ids.js";
 import { sessionScope } from "./scope.js";
-import { opts, sessionRow, type Session, type SessionRow } from "./rows.js";
+import { engineIn, sessionRow, type SessionRow } from "./rows.js";
 import { runState } from "./info.js";
 import { lastUserMessage } from "./messages.js";
 
 /** A new session with the history strictly before `messageId` (all of it without one); its parentId stays empty. */
 export async function forkSession(ctx: CoreContext, id: string, options: DirectoryOption & { messageId?: string } = {}): Promise<SessionRow> {
-  const body = options.messageId !== undefined ? { messageID: checkId(options.messageId, "msg", "messageId") } : {};
-  return sessionRow(await ctx.client.call("session.fork", { path: { sessionID: checkId(id, "ses", "sessionId") }, body }, opts(options.directory)));
+  const messageId = options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : undefined;
+  return sessionRow(await engineIn(ctx, options.directory).fork(checkId(id, "ses", "sessionId"), messageId ? { messageId } : {}));
 }
 
 export async function renameSession(ctx: CoreContext, id: string, title: string, options: DirectoryOption = {}): Promise<SessionRow> {
   const trimmed = title.trim();
   if (!trimmed) throw new UsageError("The new title is empty. Give the session a non-empty title.");
-  return sessionRow(await ctx.client.call("session.update", { path: { sessionID: checkId(id, "ses", "sessionId") }, body: { title: trimmed } }, opts(options.directory)));
+  return sessionRow(await engineIn(ctx, options.directory).rename(checkId(id, "ses", "sessionId"), trimmed));
 }
 
 /** Hides the session from opencode's lists (it stays readable); the update goes to the session's own directory. */
 export async function archiveSession(ctx: CoreContext, id: string): Promise<SessionRow> {
   const scoped = await sessionScope(ctx, id);
-  return sessionRow(await scoped.client.call("session.update", { path: { sessionID: id }, body: { time: { archived: Date.now() } } }));
+  return sessionRow(await scoped.engine.archive(id));
 }
 
 const ABORT_SETTLE_MS = 10_000;
 
 /** Stops the session's turn (a no-op when idle); says whether one was running. */
 export async function abortSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ sessionId: string; wasRunning: boolean }> {
-  const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
+  const s = await engineIn(ctx, options.directory).getSession(checkId(id, "ses", "sessionId"));
   const status = await runState(ctx, s);
   // Always abort: a prompt sent a moment ago is not busy yet (docs/opencode-behaviour.md §2) but is about to be.
-  await ctx.client.call("session.abort", { path: { sessionID: s.id } }, opts(s.directory));
+  await ctx.engine.withDirectory(s.directory).abort(s.id);
   return { sessionId: s.id, wasRunning: status.type !== "idle" };
 }
 
 /** Deletes a session, aborting its turn first: deleting a busy session leaves its loop running (docs/opencode-behaviour.md §6). */
 export async function deleteSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ sessionId: string; deleted: boolean; aborted: boolean }> {
-  const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
+  const s = await engineIn(ctx, options.directory).getSession(checkId(id, "ses", "sessionId"));
+  const engine = ctx.engine.withDirectory(s.directory);
   const status = await runState(ctx, s);
   const aborted = status.type !== "idle";
   if (aborted) {
     // Subscribe before aborting so the idle that ends the loop cannot be missed.
-    const watch = await TurnWatch.start(ctx.client.withDirectory(s.directory), ctx.hub, s.id);
+    const watch = await TurnWatch.start(engine, ctx.hub, s.id);
     try {
-      await ctx.client.call("session.abort", { path: { sessionID: s.id } }, opts(s.directory));
+      await engine.abort(s.id);
       await watch.wait({ timeoutMs: ABORT_SETTLE_MS, returnOnBlocked: false });
     } finally {
       watch.close();
     }
   }
-  const deleted = await ctx.client.call("session.delete", { path: { sessionID: s.id } }, opts(s.directory));
+  const deleted = await engine.remove(s.id);
   return { sessionId: s.id, deleted, aborted };
 }
 
@@ -67,9 +69,8 @@ export interface RevertState extends SessionRow {
   revert?: { messageId: string; partId?: string; diff?: string };
 }
 
-function revertState(s: Session): RevertState {
-  const r = s.revert;
-  return { ...sessionRow(s), ...(r ? { revert: { messageId: r.messageID, ...(r.partID ? { partId: r.partID } : {}), ...(r.diff ? { diff: r.diff } : {}) } } : {}) };
+function revertState(s: EngineSession): RevertState {
+  return { ...sessionRow(s), ...(s.revert ? { revert: s.revert } : {}) };
 }
 
 /**
@@ -77,12 +78,12 @@ function revertState(s: Session): RevertState {
  * stay listed until the next prompt, which drops them; `unrevertSession` undoes this before that.
  */
 export async function revertSession(ctx: CoreContext, id: string, options: DirectoryOption & { messageId: string; partId?: string }): Promise<RevertState> {
-  const body = { messageID: checkId(options.messageId, "msg", "messageId"), ...(options.partId !== undefined ? { partID: checkId(options.partId, "prt", "partId") } : {}) };
-  return revertState(await ctx.client.call("session.revert", { path: { sessionID: checkId(id, "ses", "sessionId") }, body }, opts(options.directory)));
+  const to = { messageId: checkId(options.messageId, "msg", "messageId"), ...(options.partId !== undefined ? { partId: checkId(options.partId, "prt", "partId") } : {}) };
+  return revertState(await engineIn(ctx, options.directory).revert(checkId(id, "ses", "sessionId"), to));
 }
 
 export async function unrevertSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<RevertState> {
-  return revertState(await ctx.client.call("session.unrevert", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory)));
+  return revertState(await engineIn(ctx, options.directory).unrevert(checkId(id, "ses", "sessionId")));
 }
 
 const SYNC_TIMEOUT_MS = 300_000;
@@ -94,16 +95,20 @@ export interface CompactOptions extends DirectoryOption {
   timeoutMs?: number;
 }
 
-/** Replaces the session's history by a summary written by a model (`session.summarize`, synchronous). */
-export async function compactSession(ctx: CoreContext, id: string, options: CompactOptions = {}): Promise<{ sessionId: string; model: string; compacted: boolean }> {
+/**
+ * Replaces the session's history by a summary written by a model (1.x `session.summarize`,
+ * synchronous; 2.x compacts with the session's own model, as an execution the call waits for).
+ */
+export async function compactSession(ctx: CoreContext, id: string, options: CompactOptions = {}): Promise<{ sessionId: string; model?: string; compacted: boolean }> {
   const sessionID = checkId(id, "ses", "sessionId");
-  const ref = options.model !== undefined ? await resolveModelRef(ctx, options.model, options) : await sessionModel(ctx, sessionID, options.directory);
-  const compacted = await ctx.client.call(
-    "session.summarize",
-    { path: { sessionID }, body: { providerID: ref.providerID, modelID: ref.modelID } },
-    opts(options.directory, options.timeoutMs ?? SYNC_TIMEOUT_MS),
-  );
-  return { sessionId: sessionID, model: formatModel({ providerID: ref.providerID, modelID: ref.modelID }), compacted };
+  const engine = engineIn(ctx, options.directory);
+  const capabilities = await engine.capabilities();
+  if (!capabilities.compactNeedsModel && options.model !== undefined) {
+    throw new UsageError("This opencode compacts with the session's own model: leave `model` out (or switch the session's model first with oc_session set_model).");
+  }
+  const ref = !capabilities.compactNeedsModel ? undefined : options.model !== undefined ? await resolveModelRef(ctx, options.model, options) : await sessionModel(ctx, sessionID, options.directory);
+  const compacted = await engine.compact(sessionID, { ...(ref ? { model: ref } : {}), timeoutMs: options.timeoutMs ?? SYNC_TIMEOUT_MS });
+  return { sessionId: sessionID, ...(ref ? { model: formatModel({ providerID: ref.providerID, modelID: ref.modelID }) } : {}), compacted };
 }
 
 /** The model the session last ran with, if this conductor may use it. */
@@ -111,8 +116,8 @@ async function sessionModel(ctx: CoreContext, sessionID: string, directory: stri
   const user = await lastUserMessage(ctx, sessionID, directory);
   let ref: ModelRef | undefined = user?.info.role === "user" ? { providerID: user.info.model.providerID, modelID: user.info.model.modelID } : undefined;
   if (!ref) {
-    const s = await ctx.client.call("session.get", { path: { sessionID } }, opts(directory));
-    if (s.model) ref = { providerID: s.model.providerID, modelID: s.model.id };
+    const s = await engineIn(ctx, directory).getSession(sessionID);
+    if (s.model) ref = { providerID: s.model.providerID, modelID: s.model.modelID };
   }
   if (!ref) throw new UsageError(`Session ${sessionID} has no messages, so it has no model yet. Pass \`model\` (one from the model list).`, "models");
   const refusal = modelRefusal(formatModel(ref), ctx.settings);
@@ -134,8 +139,7 @@ export async function shellInSession(ctx: CoreContext, id: string, options: Shel
   const sessionID = checkId(id, "ses", "sessionId");
   if (!options.command?.trim()) throw new UsageError("The shell command is empty. Give a command such as `ls -la`.");
   const ref = options.model !== undefined ? await resolveModelRef(ctx, options.model, options) : undefined;
-  const body = { command: options.command, agent: options.agent ?? "build", ...(ref ? { model: { providerID: ref.providerID, modelID: ref.modelID } } : {}) };
-  const result = await ctx.client.call("session.shell", { path: { sessionID }, body }, opts(options.directory, options.timeoutMs ?? SYNC_TIMEOUT_MS));
+  const result = await engineIn(ctx, options.directory).shell(sessionID, { command: options.command, agent: options.agent ?? "build", ...(ref ? { model: ref } : {}), timeoutMs: options.timeoutMs ?? SYNC_TIMEOUT_MS });
   const outputs: string[] = [];
   const errors: string[] = [];
   for (const part of result.parts) {
@@ -148,15 +152,13 @@ export async function shellInSession(ctx: CoreContext, id: string, options: Shel
 }
 
 /** The session record and every message with all parts, as opencode stores them. */
-export async function exportSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ session: Session; messages: SessionMessage[] }> {
+export async function exportSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ session: EngineSession; messages: SessionMessage[] }> {
   const sessionID = checkId(id, "ses", "sessionId");
-  const [session, messages] = await Promise.all([
-    ctx.client.call("session.get", { path: { sessionID } }, opts(options.directory)),
-    ctx.client.call("session.messages", { path: { sessionID } }, opts(options.directory)),
-  ]);
+  const engine = engineIn(ctx, options.directory);
+  const [session, messages] = await Promise.all([engine.getSession(sessionID), engine.messages(sessionID)]);
   return { session, messages };
 }
 
 export async function sessionTodo(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<Schemas["Todo"][]> {
-  return ctx.client.call("session.todo", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
+  return engineIn(ctx, options.directory).todo(checkId(id, "ses", "sessionId"));
 }

@@ -3,14 +3,15 @@ import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
 import { checkId } from "../inputs/ids.js";
-import { opts } from "./rows.js";
+import { engineIn } from "./rows.js";
 import { lastUserMessage } from "./messages.js";
 
 export interface SessionDiff {
   sessionId: string;
   /** The user message whose turn this is; absent when the session has no user message. */
   messageId?: string;
-  files: Array<{ file: string; status?: "added" | "deleted" | "modified"; additions: number; deletions: number; patch?: string }>;
+  /** Line counts and the patch where opencode records them (1.x per turn; the 2.x pre-release lists files only). */
+  files: Array<{ file: string; status?: "added" | "deleted" | "modified"; additions?: number; deletions?: number; patch?: string }>;
 }
 
 /**
@@ -24,7 +25,7 @@ export async function sessionDiff(ctx: CoreContext, id: string, options: Directo
   try {
     const messageID = options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : (await lastUserMessage(ctx, sessionID, options.directory))?.info.id;
     if (!messageID) return { sessionId: sessionID, files: [] };
-    const read = () => ctx.client.call("session.diff", { path: { sessionID }, query: { messageID } }, opts(options.directory));
+    const read = () => engineIn(ctx, options.directory).turnDiff(sessionID, messageID);
     let diff = await read();
     if (diff.length === 0 && (await summaryPending(ctx, sessionID, messageID, options.directory)) && (await summarized.until(messageID))) diff = await read();
     return diffOf(sessionID, messageID, diff);
@@ -65,7 +66,7 @@ async function summaryOf(ctx: CoreContext, sessionID: string): Promise<{ until(m
 
 /** The turn of `messageID` edited files, and opencode has not yet written its summary. */
 async function summaryPending(ctx: CoreContext, sessionID: string, messageID: string, directory: string | undefined): Promise<boolean> {
-  const messages = await ctx.client.call("session.messages", { path: { sessionID } }, opts(directory));
+  const messages = await engineIn(ctx, directory).messages(sessionID);
   const user = messages.find((m) => m.info.id === messageID);
   if (!user || user.info.role !== "user" || user.info.summary) return false;
   const EDITS = new Set(["write", "edit", "patch", "apply_patch", "multiedit"]);
@@ -76,6 +77,6 @@ function diffOf(sessionID: string, messageID: string, diff: Schemas["SnapshotFil
   return {
     sessionId: sessionID,
     messageId: messageID,
-    files: diff.flatMap((d) => (d.file ? [{ file: d.file, ...(d.status ? { status: d.status } : {}), additions: d.additions, deletions: d.deletions, ...(d.patch ? { patch: d.patch } : {}) }] : [])),
+    files: diff.flatMap((d) => (d.file ? [{ file: d.file, ...(d.status ? { status: d.status } : {}), ...(d.additions !== undefined ? { additions: d.additions, deletions: d.deletions } : {}), ...(d.patch ? { patch: d.patch } : {}) }] : [])),
   };
 }

@@ -1,11 +1,11 @@
 // One session's details: its row, run state (per directory instance, docs/opencode-behaviour.md §9),
 // model, agent, spend and revert point.
-import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
+import type { EngineSession, RunState as EngineRunState } from "../engine/engine.js";
 import { type DirectoryOption } from "../context.js";
 import { formatModel } from "../catalog/model-resolve.js";
 import { checkId } from "../inputs/ids.js";
-import { iso, opts, sessionRow, type Session, type SessionRow } from "./rows.js";
+import { engineIn, iso, sessionRow, type SessionRow } from "./rows.js";
 
 export type RunState = "idle" | "busy" | "retry";
 
@@ -22,25 +22,22 @@ export interface SessionDetails extends SessionRow {
 }
 
 export async function sessionInfo(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<SessionDetails> {
-  const s = await ctx.client.call("session.get", { path: { sessionID: checkId(id, "ses", "sessionId") } }, opts(options.directory));
+  const s = await engineIn(ctx, options.directory).getSession(checkId(id, "ses", "sessionId"));
   const status = await runState(ctx, s);
   return {
     ...sessionRow(s),
     status: status.type,
     ...(status.type === "retry" ? { retry: { attempt: status.attempt, message: status.message, nextAt: iso(status.next) } } : {}),
-    ...(s.model ? { model: formatModel({ providerID: s.model.providerID, modelID: s.model.id, variant: s.model.variant === "default" ? undefined : s.model.variant }) } : {}),
+    ...(s.model ? { model: formatModel(s.model) } : {}),
     ...(s.agent ? { agent: s.agent } : {}),
     ...(s.cost !== undefined ? { cost: s.cost } : {}),
-    ...(s.tokens
-      ? { tokens: { input: s.tokens.input, output: s.tokens.output, reasoning: s.tokens.reasoning, cacheRead: s.tokens.cache.read, cacheWrite: s.tokens.cache.write } }
-      : {}),
-    ...(s.revert ? { revert: { messageId: s.revert.messageID, ...(s.revert.partID ? { partId: s.revert.partID } : {}) } } : {}),
-    ...(s.share ? { shareUrl: s.share.url } : {}),
+    ...(s.tokens ? { tokens: s.tokens } : {}),
+    ...(s.revert ? { revert: { messageId: s.revert.messageId, ...(s.revert.partId ? { partId: s.revert.partId } : {}) } } : {}),
+    ...(s.shareUrl ? { shareUrl: s.shareUrl } : {}),
   };
 }
 
-/** `session.status` lists only non-idle sessions of one directory instance: absent means idle. */
-export async function runState(ctx: CoreContext, s: Session): Promise<Schemas["SessionStatus"]> {
-  const statuses = await ctx.client.call("session.status", {}, { directory: s.directory });
-  return statuses[s.id] ?? { type: "idle" };
+/** The session's run state, read where it lives (1.x keeps it per directory instance). */
+export function runState(ctx: CoreContext, s: EngineSession): Promise<EngineRunState> {
+  return ctx.engine.withDirectory(s.directory).runState(s.id);
 }

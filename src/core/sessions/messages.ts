@@ -1,5 +1,4 @@
 // A session's messages, compact and paged, for a caller reading what an agent did.
-import { ConnectionError,errorForResponse,safeUrl } from "../../client/errors.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
 import { UsageError } from "../errors.js";
@@ -7,7 +6,7 @@ import { formatModel } from "../catalog/model-resolve.js";
 import { errorOf, type TurnError } from "../turns/summary.js";
 import type { SessionMessage } from "../turns/session-message.js";
 import { checkId } from "../inputs/ids.js";
-import { iso } from "./rows.js";
+import { engineIn, iso } from "./rows.js";
 
 export interface CompactMessage {
   id: string;
@@ -28,7 +27,6 @@ export interface MessagesPage {
 }
 
 const MAX_TEXT = 4_000;
-const PAGE_TIMEOUT_MS = 30_000;
 
 /** The newest `limit` (default 20) messages, or those before the `before` cursor of an earlier page. */
 export async function sessionMessages(ctx: CoreContext, id: string, options: DirectoryOption & { limit?: number; before?: string } = {}): Promise<MessagesPage> {
@@ -38,36 +36,9 @@ export async function sessionMessages(ctx: CoreContext, id: string, options: Dir
   return { messages: page.messages.map(compactMessage), ...(page.nextBefore ? { nextBefore: page.nextBefore } : {}) };
 }
 
-/**
- * One page of `session.messages`. opencode puts the cursor for older messages only in the
- * `X-Next-Cursor` response header (`before` takes that opaque cursor, not a message id), and
- * `call()` returns bodies only, so this one read goes through the typed raw client.
- */
-async function messagesPage(
-  ctx: CoreContext,
-  sessionID: string,
-  options: DirectoryOption & { limit: number; before?: string },
-): Promise<{ messages: SessionMessage[]; nextBefore?: string }> {
-  const directory = options.directory ?? ctx.client.directory;
-  const query = { limit: options.limit, ...(options.before ? { before: options.before } : {}), ...(directory ? { directory } : {}) };
-  const context = { operationId: "session.messages", method: "GET", url: safeUrl(ctx.client.url) };
-  let result;
-  try {
-    result = await ctx.client.raw.GET("/session/{sessionID}/message", { params: { path: { sessionID }, query }, signal: AbortSignal.timeout(PAGE_TIMEOUT_MS) });
-  } catch (error) {
-    const timeout = (error as Error | undefined)?.name === "TimeoutError";
-    throw new ConnectionError(
-      timeout
-        ? `opencode at ${context.url} did not answer session.messages within ${PAGE_TIMEOUT_MS} ms. Check that the server is healthy.`
-        : `Cannot reach opencode at ${context.url} (${(error as Error | undefined)?.message ?? String(error)}). Is it running?`,
-      timeout ? "timeout" : "unreachable",
-      context,
-      error,
-    );
-  }
-  if (!result.response.ok || !result.data) throw errorForResponse(result.response.status, result.error, context);
-  const next = result.response.headers.get("x-next-cursor");
-  return { messages: result.data, ...(next ? { nextBefore: next } : {}) };
+/** One page of the session's messages, oldest first (the engine keeps the paging cursor opaque). */
+function messagesPage(ctx: CoreContext, sessionID: string, options: DirectoryOption & { limit: number; before?: string }): Promise<{ messages: SessionMessage[]; nextBefore?: string }> {
+  return engineIn(ctx, options.directory).messagesPage(sessionID, { limit: options.limit, ...(options.before ? { before: options.before } : {}) });
 }
 
 function compactMessage(m: SessionMessage): CompactMessage {
@@ -77,13 +48,15 @@ function compactMessage(m: SessionMessage): CompactMessage {
     .join("\n")
     .trim();
   const tools = m.parts.flatMap((p) => (p.type === "tool" ? [p.tool] : []));
-  const model = info.role === "user" ? formatModel(info.model) : formatModel({ providerID: info.providerID, modelID: info.modelID });
+  const ref = info.role === "user" ? info.model : { providerID: info.providerID, modelID: info.modelID };
+  // opencode 2.x records no model on a user message (engine/v2-messages.ts): leave it out then.
+  const model = ref.providerID ? formatModel(ref) : undefined;
   const error = info.role === "assistant" ? errorOf(info.error) : undefined;
   return {
     id: info.id,
     role: info.role,
     time: iso(info.time.created),
-    model,
+    ...(model ? { model } : {}),
     ...(text ? { text: text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}… (${text.length - MAX_TEXT} more characters)` : text } : {}),
     ...(tools.length > 0 ? { tools } : {}),
     ...(error ? { error } : {}),

@@ -2,6 +2,7 @@
 // shares (docs/opencode-behaviour.md §3).
 import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
+import type { Engine, EngineSession } from "../engine/engine.js";
 import { type DirectoryOption } from "../context.js";
 import { checkId } from "../inputs/ids.js";
 import { UsageError } from "../errors.js";
@@ -21,21 +22,20 @@ export interface SessionRow {
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
-export function sessionRow(s: Session): SessionRow {
+export function sessionRow(s: EngineSession): SessionRow {
   return {
     id: s.id,
     title: s.title,
     directory: s.directory,
-    ...(s.parentID ? { parentId: s.parentID } : {}),
+    ...(s.parentId ? { parentId: s.parentId } : {}),
     created: iso(s.time.created),
     updated: iso(s.time.updated),
     ...(s.time.archived ? { archived: iso(s.time.archived) } : {}),
   };
 }
 
-/** Call options: the session's directory when it is not the client's, and a longer timeout for synchronous calls. */
-
-export const opts = (directory: string | undefined, timeoutMs?: number) => ({ directory, ...(timeoutMs ? { timeoutMs } : {}) });
+/** The engine bound to `directory` when one is given (the session's own, when it is not the context's). */
+export const engineIn = (ctx: CoreContext, directory: string | undefined): Engine => (directory === undefined ? ctx.engine : ctx.engine.withDirectory(directory));
 
 // ---------------------------------------------------------------------------------------------
 // Listing
@@ -54,15 +54,14 @@ export async function listSessions(ctx: CoreContext, options: ListSessionsOption
   const limit = options.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`limit must be a positive integer, got ${limit}.`);
   const search = options.search?.trim() || undefined;
-  let sessions: Session[];
+  let sessions: EngineSession[];
+  const engine = engineIn(ctx, options.directory);
   if (options.parentId !== undefined) {
     const parentID = checkId(options.parentId, "ses", "parentId");
     const needle = search?.toLowerCase();
-    sessions = (await ctx.client.call("session.children", { path: { sessionID: parentID } }, opts(options.directory))).filter(
-      (s) => !needle || s.title.toLowerCase().includes(needle),
-    );
+    sessions = (await engine.childSessions(parentID)).filter((s) => !needle || s.title.toLowerCase().includes(needle));
   } else {
-    sessions = await ctx.client.call("session.list", { query: { limit, ...(search ? { search } : {}) } }, opts(options.directory));
+    sessions = await engine.listSessions({ limit, ...(search ? { search } : {}) });
   }
   return sessions
     .sort((a, b) => b.time.updated - a.time.updated)

@@ -5,6 +5,6 @@ import { checkId } from "../inputs/ids.js";
 
 export async function sessionScope(ctx: CoreContext, sessionId: string): Promise<CoreContext> {
   checkId(sessionId, "ses", "session id");
-  const session = await ctx.client.call("session.get", { path: { sessionID: sessionId } });
-  return session.directory === ctx.client.directory ? ctx : { ...ctx, client: ctx.client.withDirectory(session.directory) };
+  const session = await ctx.engine.getSession(sessionId);
+  return session.directory === ctx.engine.directory ? ctx : { ...ctx, engine: ctx.engine.withDirectory(session.directory), client: ctx.client.withDirectory(session.directory) };
 }

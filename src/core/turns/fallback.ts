@@ -14,11 +14,11 @@ import { waitThrough, type BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "../context.js";
 import { resolveModelRef } from "../catalog/models.js";
 import type { HubEvent } from "../event-hub.js";
+import type { SessionTranslator, WatchSignal } from "../engine/engine.js";
 import { formatModel, type ModelRef } from "../catalog/model-resolve.js";
 import { lastTurn, type FallbackRecord, type TurnSummary } from "./summary.js";
 import type { SessionMessage } from "./session-message.js";
 import { keep } from "./kept-watches.js";
-import { readLastTurn } from "./messages.js";
 import { TurnWatch, type TurnWaitOptions, type WaitOutcome } from "./watch.js";
 import type { RecordedError } from "./record.js";
 
@@ -57,6 +57,8 @@ export function fallbackReason(e: RecordedError | undefined): string | undefined
   if (e.name === "APIError") return `APIError${e.statusCode !== undefined ? ` ${e.statusCode}` : ""}: ${e.message}`;
   if (e.name === "ProviderAuthError") return `${e.name}: ${e.message}`;
   if (e.name === "UnknownError" && /model not found/i.test(e.message)) return `${e.name}: ${e.message}`;
+  // opencode 2.x names the provider's failures `provider.*` (invalid-request for a 400, rate-limit, internal, …).
+  if (e.name.startsWith("provider.") && !/context|length|content|output/i.test(e.name)) return `${e.name}${e.statusCode !== undefined ? ` ${e.statusCode}` : ""}: ${e.message}`;
   return undefined;
 }
 
@@ -106,6 +108,9 @@ export function exhaustedError(failures: Array<{ model: string; reason: string }
   return { name: "AllModelsFailed", message: `All ${failures.length} models failed: ${failures.map((f) => `${f.model}: ${f.reason}`).join("; ")}` };
 }
 
+/** The watchdog follows its own session only (a sub-agent's retries are not the task's). */
+const ONLY_ITSELF: ReadonlySet<string> = new Set();
+
 // Watchdogs by event hub (contexts scoped to a session's directory share it), then session.
 const watchdogs = new WeakMap<object, Map<string, Watchdog>>();
 
@@ -151,6 +156,7 @@ class Watchdog {
   /** Why the watchdog aborted the current attempt. */
   private tripped: string | undefined;
   private unsubscribe: (() => void) | undefined;
+  private translator: SessionTranslator | undefined;
 
   constructor(
     private readonly ctx: CoreContext,
@@ -168,6 +174,7 @@ class Watchdog {
   }
 
   async start(): Promise<void> {
+    this.translator = (await this.ctx.engine.watchKit(this.sessionId)).translator;
     this.unsubscribe = await this.ctx.hub.subscribe(
       (event) => this.onEvent(event),
       () => this.stop(),
@@ -206,23 +213,24 @@ class Watchdog {
   }
 
   private onEvent(event: HubEvent): void {
-    if (event.type === "message.part.updated") {
-      // A finished model step ends any run of retries.
-      if (event.properties.part.sessionID === this.sessionId && event.properties.part.type === "step-finish") this.clock.reset();
+    for (const signal of this.translator?.translate(event, ONLY_ITSELF) ?? []) this.onSignal(signal);
+  }
+
+  private onSignal(signal: WatchSignal): void {
+    // A finished model step ends any run of retries.
+    if (signal.kind === "step-finished") return this.clock.reset();
+    if (signal.kind === "turn" && signal.event.type === "status" && signal.event.status !== "retry") {
+      this.status = signal.event.status;
+      if (this.status === "idle") clearTimeout(this.timer);
       return;
     }
-    if (event.type !== "session.status" || event.properties.sessionID !== this.sessionId) return;
-    const { status } = event.properties;
-    this.status = status.type;
-    if (status.type !== "retry") {
-      if (status.type === "idle") clearTimeout(this.timer);
-      return;
-    }
+    if (signal.kind !== "retry") return;
+    this.status = "retry";
     // The last model keeps opencode's own retries: giving up early would gain nothing.
     if (!this.active || this.tripped || this.queue.length === 0) return;
-    this.lastRetry = { attempt: status.attempt, message: status.message };
+    this.lastRetry = { attempt: signal.attempt, message: signal.message };
     const now = Date.now();
-    const due = this.clock.retry(status.attempt, now);
+    const due = this.clock.retry(signal.attempt, now);
     clearTimeout(this.timer);
     if (now >= due) return this.trip();
     this.timer = setTimeout(() => this.status === "retry" && this.trip(), due - now);
@@ -236,7 +244,7 @@ class Watchdog {
     const last = this.lastRetry ? ` (retry ${this.lastRetry.attempt}: ${this.lastRetry.message})` : "";
     this.tripped = `still retrying after ${seconds} s${last}`;
     const watch = this.current;
-    this.ctx.client.call("session.abort", { path: { sessionID: this.sessionId } }).catch((error: unknown) => watch.fail(error));
+    this.ctx.engine.abort(this.sessionId).catch((error: unknown) => watch.fail(error));
   }
 
   private async decide(watch: TurnWatch): Promise<TurnWatch | undefined> {
@@ -247,7 +255,7 @@ class Watchdog {
       this.stop(); // the watch failed or the server went away: nothing to decide on
       return undefined;
     }
-    const messages = watch.messages ?? (await readLastTurn(this.ctx.client, this.sessionId));
+    const messages = watch.messages ?? (await this.ctx.engine.lastTurn(this.sessionId));
     const { user, replies } = lastTurn(messages);
     const succeeded = verdict.status === "done" && replies.length > 0 && !didNothing(replies);
     // The turn's recorded error is a reason to switch, fast (a 400) or slow (retries run out), as is our own abort on the retry timeout.
@@ -265,17 +273,17 @@ class Watchdog {
   }
 
   private async switchTo(old: TurnWatch, messages: SessionMessage[], record: FallbackRecord, next: ModelRef): Promise<TurnWatch> {
-    const { client } = this.ctx;
+    const { engine } = this.ctx;
     const { user, replies } = lastTurn(messages);
     let resend = didNothing(replies);
     if (resend) {
       // Newest first, so the session never holds a reply without its user message.
       for (const m of [...replies].reverse().concat(user ? [user] : [])) {
-        resend = await client.call("session.deleteMessage", { path: { sessionID: this.sessionId, messageID: m.info.id } }).catch(() => false);
+        resend = await engine.deleteMessage(this.sessionId, m.info.id).catch(() => false);
         if (!resend) break; // the task is still in the history: ask to continue rather than send it twice
       }
     }
-    const watch = await TurnWatch.start(client, this.ctx.hub, this.sessionId);
+    const watch = await TurnWatch.start(engine, this.ctx.hub, this.sessionId);
     for (const file of old.filesEdited) watch.filesEdited.add(file);
     watch.prompted(messages.at(-1)?.info.id);
     this.current = watch;
@@ -304,13 +312,7 @@ class Watchdog {
   }
 
   private async promptContinue(model: ModelRef): Promise<void> {
-    const body = {
-      parts: [{ type: "text" as const, text: CONTINUE_TEXT }],
-      model: { providerID: model.providerID, modelID: model.modelID },
-      ...(model.variant ? { variant: model.variant } : {}),
-      ...(this.plan.agent ? { agent: this.plan.agent } : {}),
-    };
-    await this.ctx.client.call("session.prompt_async", { path: { sessionID: this.sessionId }, body });
+    await this.ctx.engine.prompt(this.sessionId, { text: CONTINUE_TEXT, model, ...(this.plan.agent ? { agent: this.plan.agent } : {}) }, () => undefined);
   }
 }
 

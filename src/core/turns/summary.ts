@@ -6,9 +6,10 @@ import type { Schemas } from "../../client/types.js";
 import type { PendingRequest } from "../policy/approvals.js";
 import { isTerminal, outcomeOf, recordedError, type TurnVerdict } from "./record.js";
 import { recordedMessage } from "./v1-events.js";
+import { FILE_TOOLS, filePathOf } from "./files.js";
 
-/** Tools whose completed call edits the file named in its input. */
-export const FILE_TOOLS = new Set(["write", "edit", "apply_patch", "patch", "multiedit"]);
+export { FILE_TOOLS, filePathOf };
+
 
 /**
  * `done`, `error`, `interrupted` and `lost` say what opencode recorded (turns/record.ts);
@@ -171,12 +172,6 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   return summary;
 }
 
-export function filePathOf(input: Record<string, unknown>, metadata?: Record<string, unknown>): string | undefined {
-  for (const value of [input.filePath, input.path, metadata?.filepath, metadata?.filePath]) {
-    if (typeof value === "string" && value) return value;
-  }
-  return undefined;
-}
 
 function textOf(parts: Schemas["Part"][]): string {
   return parts
@@ -202,7 +197,7 @@ function filesChanged(replies: SessionMessage[], edited: Iterable<string> | unde
   if (diff && diff.length > 0) {
     // Diff paths are relative to the worktree root.
     return diff.flatMap((d) =>
-      d.file ? [{ path: show(where ? resolve(where.root, d.file) : d.file), ...(d.status ? { status: d.status } : {}), additions: d.additions, deletions: d.deletions }] : [],
+      d.file ? [{ path: show(where ? resolve(where.root, d.file) : d.file), ...(d.status ? { status: d.status } : {}), ...(d.additions !== undefined ? { additions: d.additions, deletions: d.deletions } : {}) }] : [],
     );
   }
   const paths = new Set<string>(edited ?? []);

@@ -2,12 +2,10 @@
 // turn, and summarise the session's last turn. Waiting is event-driven (see turns/watch.ts).
 // A turn still running when its caller stops waiting (timeout, `wait: false`, blocked) keeps its
 // watch, so a later wait() picks up where it was (the files it saw, the requests that block it).
-import { listPending } from "../policy/approvals.js";
 import type { BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "../context.js";
 import { switchingAttempt,waitTurn,withFallbacks } from "./fallback.js";
 import { recordedVerdict,summarizeTurn,type Detail,type FileDiff,type TurnSummary } from "./summary.js";
-import { newestMessageId,readLastTurn } from "./messages.js";
 import { keep,runningWatch } from "./kept-watches.js";
 import { TurnWatch,type TurnProgress,type WaitOutcome } from "./watch.js";
 
@@ -33,8 +31,8 @@ export interface RunTurnOptions extends WaitOptions {
 /** Subscribes, runs `send` (which prompts the session), and waits for the turn it starts. */
 export async function runTurn(ctx: CoreContext, sessionId: string, send: (watch: TurnWatch) => Promise<void>, options: RunTurnOptions = {}): Promise<TurnSummary> {
   const [after, watch] = await Promise.all([
-    options.fresh ? undefined : newestMessageId(ctx.client, sessionId),
-    TurnWatch.start(ctx.client, ctx.hub, sessionId, { onProgress: options.onProgress }),
+    options.fresh ? undefined : ctx.engine.newestMessageId(sessionId),
+    TurnWatch.start(ctx.engine, ctx.hub, sessionId, { onProgress: options.onProgress }),
   ]);
   return follow(ctx, watch, options, async (at) => {
     watch.prompted(after);
@@ -55,7 +53,7 @@ export async function waitForSession(ctx: CoreContext, sessionId: string, option
       running.onProgress = undefined;
     }
   }
-  const watch = await TurnWatch.start(ctx.client, ctx.hub, sessionId, { onProgress: options.onProgress });
+  const watch = await TurnWatch.start(ctx.engine, ctx.hub, sessionId, { onProgress: options.onProgress });
   return follow(ctx, watch, options, (at) => waitTurn(ctx, at, options));
 }
 
@@ -88,17 +86,17 @@ export async function summarizeSession(ctx: CoreContext, sessionId: string, o: S
   const over = o.outcome === "idle";
   const verdict = over ? o.watch?.verdict : undefined;
   // The watch knew the messages when it confirmed the end (a lost server cannot be read): reuse them.
-  const messages = verdict && o.watch?.messages ? o.watch.messages : await readLastTurn(ctx.client, sessionId);
+  const messages = verdict && o.watch?.messages ? o.watch.messages : await ctx.engine.lastTurn(sessionId);
   if (over && !verdict && !recordedVerdict(messages)) {
     // Idle, but the last reply's end is not recorded yet (a failed turn's error lands a moment
     // after its first idle; a turn cut off by a restart never gets one): the machine decides.
     return waitForSession(ctx, sessionId, { detail: o.detail });
   }
-  const pending = over ? [] : o.watch && o.watch.pending.size > 0 ? [...o.watch.pending.values()] : await listPending(ctx.client, o.watch?.sessions ?? [sessionId]);
+  const pending = over ? [] : o.watch && o.watch.pending.size > 0 ? [...o.watch.pending.values()] : await ctx.engine.listPending(o.watch?.sessions ?? [sessionId]);
   const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, verdict, detail: o.detail };
   const summary = withFallbacks(ctx, summarizeTurn(input), messages);
   if (!over || summary.status === "lost" || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;
   // Per-turn diffs exist only in git projects (docs/opencode-behaviour.md §7); they also name what a shell command changed.
-  const diff: FileDiff[] = await ctx.client.call("session.diff", { path: { sessionID: sessionId }, query: { messageID: summary.messageId } }).catch(() => []);
+  const diff: FileDiff[] = await ctx.engine.turnDiff(sessionId, summary.messageId).catch(() => []);
   return diff.length > 0 ? withFallbacks(ctx, summarizeTurn({ ...input, diff }), messages) : summary;
 }

@@ -2,7 +2,7 @@
 // RecordedMessages. Tool errors arrive as part updates, apart from their message's updates, so
 // the translation keeps them per message.
 import type { Schemas } from "../../client/types.js";
-import type { HubEvent } from "../event-hub.js";
+import type { HubEvent } from "../engine/events.js";
 import type { SessionMessage } from "./session-message.js";
 import type { TurnEvent } from "./machine.js";
 import { recordedError, type RecordedMessage } from "./record.js";

@@ -1,20 +1,19 @@
-// Follows a session's turn on the event stream (docs/opencode-behaviour.md §2) and asks the
-// turn machine (turns/machine.ts) whether opencode has recorded its end: an idle alone never ends
-// a turn. Subscribe before prompting. It also keeps what the caller is shown while the turn runs:
+// Follows a session's turn on the event stream and asks the turn machine (turns/machine.ts)
+// whether opencode has recorded its end: an idle alone never ends a turn; on opencode 2.x the
+// `session.execution.*` outcome event is the evidence. It is engine-neutral: the engine's
+// translator (engine/v1-signals.ts, engine/v2-signals.ts) tells it what each event means. Subscribe before prompting. It also keeps what the caller is shown while the turn runs:
 // progress, files edited, the permission requests and questions that block it. After a reconnect,
 // or when attaching to a session someone else prompted, it re-reads the server and resyncs the
 // machine; when the session stays idle without a recorded end, timers re-read and then give up
 // (`lost`); when the server goes away the turn is `lost` at once.
-import type { OpencodeClient } from "../../client/connect.js";
-import type { Schemas } from "../../client/types.js";
-import { describeRequest, listPending, permissionFrom, questionFrom, type PendingRequest } from "../policy/approvals.js";
+import type { Engine, SessionTranslator, TurnSnapshot, WatchSignal } from "../engine/engine.js";
+import { describeRequest, type PendingRequest } from "../policy/approvals.js";
 import type { EventSource, HubEvent } from "../event-hub.js";
-import { FILE_TOOLS, filePathOf } from "./summary.js";
 import type { SessionMessage } from "./session-message.js";
-import { readLastTurn, SeenMessages } from "./messages.js";
-import { TurnMachine, type SessionActivity, type TurnEvent } from "./machine.js";
+import { SeenMessages } from "./messages.js";
+import { TurnMachine, type SessionActivity, type TurnEvent, type TurnMachineOptions } from "./machine.js";
 import type { RecordedError, TurnVerdict } from "./record.js";
-import { recordedMessage, V1TurnEvents } from "./v1-events.js";
+import { recordedMessage } from "./v1-events.js";
 
 export type TurnProgress =
   | { kind: "busy"; message: string }
@@ -68,8 +67,7 @@ export class TurnWatch {
   /** Decides the end; created when the turn is known (our prompt, or the first read when attaching). */
   private machine: TurnMachine | undefined;
   private final: TurnVerdict | undefined;
-  private readonly translate: V1TurnEvents;
-  /** The session's messages as events told them since we subscribed (complete for a turn we prompted). */
+  /** The session's messages as events told them since we subscribed (complete for a turn we prompted, on 1.x). */
   private readonly seen = new SeenMessages();
   private sawBusy = false;
   private promptedAt = 0;
@@ -83,19 +81,21 @@ export class TurnWatch {
   private readonly endListeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
-  private readonly toolStatus = new Map<string, string>();
   /** Where progress goes; swapped when another caller picks up a turn left running. */
   onProgress: ((progress: TurnProgress) => void) | undefined;
   private checks: Promise<void> = Promise.resolve();
 
   private constructor(
-    private readonly client: OpencodeClient,
+    private readonly engine: Engine,
     readonly sessionId: string,
     private readonly options: TurnWatchOptions,
+    private readonly translator: SessionTranslator,
+    private readonly machineOptions: TurnMachineOptions,
   ) {
     this.sessions = new Set([sessionId]);
     this.onProgress = options.onProgress;
-    this.translate = new V1TurnEvents(sessionId);
+    // Engines that stream no whole messages (2.x) leave the summary to read the session.
+    this.seen.complete = machineOptions.statedOutcomes !== true;
   }
 
   /** How the turn ended, as opencode recorded it (set once `ended`). */
@@ -104,8 +104,9 @@ export class TurnWatch {
   }
 
   /** Subscribes (and waits until the subscription is live) before the caller prompts. */
-  static async start(client: OpencodeClient, hub: EventSource, sessionId: string, options: TurnWatchOptions = {}): Promise<TurnWatch> {
-    const watch = new TurnWatch(client, sessionId, options);
+  static async start(engine: Engine, hub: EventSource, sessionId: string, options: TurnWatchOptions = {}): Promise<TurnWatch> {
+    const kit = await engine.watchKit(sessionId);
+    const watch = new TurnWatch(engine, sessionId, options, kit.translator, kit.machine);
     watch.unsubscribe = await hub.subscribe(
       (event) => watch.onEvent(event),
       (error) => watch.fail(error),
@@ -115,7 +116,7 @@ export class TurnWatch {
 
   /** The project directory whose instance this watch reads. */
   get directory(): string | undefined {
-    return this.client.directory;
+    return this.engine.directory;
   }
 
   get ended(): boolean {
@@ -133,7 +134,7 @@ export class TurnWatch {
    */
   prompted(after?: string): void {
     this.state = "running";
-    this.machine = new TurnMachine(after);
+    this.machine = new TurnMachine(after, this.machineOptions);
     this.sawBusy = false;
     this.promptedAt = Date.now();
     this.evidenceReads = 0;
@@ -198,28 +199,29 @@ export class TurnWatch {
   private async attach(): Promise<void> {
     if (this.state !== "unknown") return;
     this.state = "running";
-    const [activity, messages] = await Promise.all([this.readActivity(), readLastTurn(this.client, this.sessionId)]);
-    const lastUser = messages.findLastIndex((m) => m.info.role === "user");
-    if (lastUser < 0 && messages.length === 0) return this.end(messages, { status: "done" }); // a session that never ran
-    this.machine = new TurnMachine(lastUser > 0 ? messages[lastUser - 1]!.info.id : undefined);
-    const user = messages[lastUser]?.info;
+    const snap = await this.read();
+    const { records, messages } = snap;
+    const lastUser = records.findLastIndex((m) => m.role === "user");
+    if (lastUser < 0 && records.length === 0) return this.end(messages, { status: "done" }); // a session that never ran
+    this.machine = new TurnMachine(lastUser > 0 ? records[lastUser - 1]!.id : undefined, this.machineOptions);
+    const user = messages.findLast((m) => m.info.role === "user")?.info;
     this.promptedAt = user?.role === "user" ? user.time.created : 0;
-    this.resync(activity, messages);
+    this.resync(snap);
   }
 
-  /** The session's status as `GET /session/status` has it (idle sessions are absent). */
-  private async readActivity(): Promise<SessionActivity> {
-    const status = (await this.client.call("session.status"))[this.sessionId];
-    if (status?.type === "retry") this.retry = { attempt: status.attempt, message: status.message, next: status.next };
-    if (status && status.type !== "idle") this.sawBusy = true;
-    return status?.type ?? "idle";
+  /** What the server holds now: the session's activity and its last turn. */
+  private async read(): Promise<TurnSnapshot> {
+    const snap = await this.engine.snapshot(this.sessionId);
+    if (snap.retry) this.retry = snap.retry;
+    if (snap.activity !== "idle") this.sawBusy = true;
+    return snap;
   }
 
-  private resync(activity: SessionActivity, messages: SessionMessage[]): void {
+  private resync(snap: TurnSnapshot): void {
     if (!this.machine || this.settled) return;
-    this.activity = activity;
-    this.machine.resync({ activity, messages: messages.map(recordedMessage) });
-    this.afterEvidence(messages);
+    this.activity = snap.activity;
+    this.machine.resync({ activity: snap.activity, messages: snap.records });
+    this.afterEvidence(snap.messages);
   }
 
   /** Feeds one event to the machine and acts on what it decided. */
@@ -256,9 +258,10 @@ export class TurnWatch {
   /** The session stayed idle without evidence: read it; the second time in a row, take what is there. */
   private async lookAgain(): Promise<void> {
     if (!this.machine || this.settled) return;
-    const [activity, messages] = await Promise.all([this.readActivity(), readLastTurn(this.client, this.sessionId)]);
+    const snap = await this.read();
+    const { activity, messages } = snap;
     this.evidenceReads += 1;
-    this.resync(activity, messages);
+    this.resync(snap);
     if (this.settled || activity !== "idle" || this.evidenceReads < 2) return;
     clearTimeout(this.evidenceTimer);
     this.evidenceTimer = undefined;
@@ -288,7 +291,7 @@ export class TurnWatch {
   /** Merges the server's list: drops what was answered, keeps what was asked meanwhile. */
   private async refreshPending(): Promise<void> {
     const known = new Set(this.pending.keys());
-    const open = await listPending(this.client, this.sessions);
+    const open = await this.engine.listPending(this.sessions);
     const openIds = new Set(open.map((r) => r.id));
     for (const id of known) if (!openIds.has(id)) this.replied(id);
     for (const request of open) this.pending.set(request.id, request);
@@ -338,94 +341,69 @@ export class TurnWatch {
 
   private onEvent(event: HubEvent): void {
     if (event.type === "conductor.lost") return this.lose(event.properties.error);
-    this.observe(event);
-    // The translation sees every event (it keeps message state); the machine gets the turn's.
-    const turnEvent = this.translate.translate(event);
-    if (!turnEvent) return;
-    if (turnEvent.type === "status") this.activity = turnEvent.status;
-    this.feed(turnEvent);
+    if (event.type === "conductor.reconnected") {
+      // Events were lost while the stream was down: read what the server holds now.
+      this.seen.complete = false;
+      this.schedule(async () => {
+        if (!this.machine || this.settled) return;
+        this.resync(await this.read());
+        await this.refreshPending();
+      });
+      return;
+    }
+    for (const signal of this.translator.translate(event, this.sessions)) this.signal(signal);
   }
 
-  /** Bookkeeping for the caller: messages seen, progress, the requests that block the turn. */
-  private observe(event: HubEvent): void {
-    switch (event.type) {
-      case "conductor.reconnected":
-        // Events were lost while the stream was down: read what the server holds now.
-        this.seen.complete = false;
-        this.schedule(async () => {
-          if (!this.machine || this.settled) return;
-          const [activity, messages] = await Promise.all([this.readActivity(), readLastTurn(this.client, this.sessionId)]);
-          this.resync(activity, messages);
-          await this.refreshPending();
-        });
+  /** Bookkeeping for the caller (messages seen, progress, the requests that block the turn), and evidence for the machine. */
+  private signal(s: WatchSignal): void {
+    switch (s.kind) {
+      case "turn":
+        if (s.event.type === "status") this.activity = s.event.status;
+        return this.feed(s.event);
+      case "child":
+        this.sessions.add(s.sessionId);
         return;
-      case "session.created":
-      case "session.updated": {
-        const info = event.properties.info;
-        if (info.parentID && this.sessions.has(info.parentID)) this.sessions.add(info.id);
-        return;
-      }
-      case "session.status": {
-        const { sessionID, status } = event.properties;
-        if (sessionID !== this.sessionId || status.type === "idle") return;
+      case "busy":
         if (!this.sawBusy && this.state === "running") this.progress({ kind: "busy", message: "working" });
         this.sawBusy = true;
-        if (status.type === "busy") {
-          this.retry = undefined;
-          return;
-        }
-        this.retry = { attempt: status.attempt, message: status.message, next: status.next };
-        const inS = Math.max(0, Math.round((status.next - Date.now()) / 1000));
-        this.progress({ kind: "retry", attempt: status.attempt, nextAt: status.next, reason: status.message, message: `model error, retry ${status.attempt} in ${inS}s: ${status.message}` });
+        this.retry = undefined;
+        return;
+      case "retry": {
+        this.sawBusy = true;
+        this.retry = { attempt: s.attempt, message: s.message, next: s.next };
+        const inS = Math.max(0, Math.round((s.next - Date.now()) / 1000));
+        this.progress({ kind: "retry", attempt: s.attempt, nextAt: s.next, reason: s.message, message: `model error, retry ${s.attempt} in ${inS}s: ${s.message}` });
         this.options.onRetry?.(this.retry);
         this.notify();
         return;
       }
-      case "permission.asked":
-      case "question.asked": {
-        if (!this.sessions.has(event.properties.sessionID) || this.settled) return;
-        const request = event.type === "permission.asked" ? permissionFrom(event.properties) : questionFrom(event.properties);
-        this.pending.set(request.id, request);
-        this.progress({ kind: "blocked", request, message: `waiting for an answer: ${describeRequest(request)}` });
+      case "step-finished":
+        return;
+      case "request":
+        if (this.settled) return;
+        this.pending.set(s.request.id, s.request);
+        this.progress({ kind: "blocked", request: s.request, message: `waiting for an answer: ${describeRequest(s.request)}` });
         this.notify();
         return;
-      }
-      case "permission.replied":
-      case "question.replied":
-      case "question.rejected":
-        this.replied(event.properties.requestID);
+      case "request-answered":
+        this.replied(s.id);
         return;
-      case "message.updated":
-        if (event.properties.sessionID === this.sessionId) this.seen.message(event.properties.info);
+      case "tool":
+        this.progress({ kind: "tool", tool: s.tool, status: s.status, title: s.title, message: `${s.tool} ${s.status}${s.title ? `: ${s.title}` : ""}` });
+        if (s.file && !this.filesEdited.has(s.file)) {
+          this.filesEdited.add(s.file);
+          this.progress({ kind: "file", file: s.file, message: `edited ${s.file}` });
+        }
         return;
-      case "message.removed":
-        if (event.properties.sessionID === this.sessionId) this.seen.remove(event.properties.messageID);
+      case "seen-message":
+        this.seen.message(s.info);
         return;
-      case "message.part.updated":
-        if (event.properties.part.sessionID === this.sessionId) this.seen.part(event.properties.part);
-        if (this.sessions.has(event.properties.part.sessionID)) this.onPart(event.properties.part);
+      case "seen-part":
+        this.seen.part(s.part);
         return;
-      case "message.part.removed":
-        if (event.properties.sessionID === this.sessionId) this.seen.remove(event.properties.messageID, event.properties.partID);
+      case "seen-removed":
+        this.seen.remove(s.messageId, s.partId);
         return;
-      default:
-        return;
-    }
-  }
-
-  private onPart(part: Schemas["Part"]): void {
-    if (part.type !== "tool") return;
-    const { status } = part.state;
-    if (status === "pending" || this.toolStatus.get(part.callID) === status) return;
-    this.toolStatus.set(part.callID, status);
-    const title = "title" in part.state && typeof part.state.title === "string" ? part.state.title : undefined;
-    this.progress({ kind: "tool", tool: part.tool, status, title, message: `${part.tool} ${status}${title ? `: ${title}` : ""}` });
-    if (status === "completed" && FILE_TOOLS.has(part.tool)) {
-      const file = filePathOf(part.state.input, part.state.metadata);
-      if (file && !this.filesEdited.has(file)) {
-        this.filesEdited.add(file);
-        this.progress({ kind: "file", file, message: `edited ${file}` });
-      }
     }
   }
 

@@ -6,7 +6,7 @@ export const ocAnswer = defineTool({
   name: "oc_answer",
   title: "Answer an approval",
   description:
-    "Answer a blocked agent, then oc_wait. per_…: decision; que_…: answers (labels per question). decision reject (+ message: feedback) refuses either.",
+    "Answer a blocked agent, then oc_wait. per_…: decision; que_/frm_…: answers (labels per question). decision reject (+ message: feedback) refuses either.",
   toolset: "approve",
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   input: {
@@ -18,7 +18,8 @@ export const ocAnswer = defineTool({
   output: { answered: z.boolean() },
   async run(args, ctx) {
     const conductor = await ctx.conductor();
-    if (args.request_id.startsWith("que_")) {
+    // A question is `que_…` on opencode 1.x and a form `frm_…` on 2.x.
+    if (args.request_id.startsWith("que_") || args.request_id.startsWith("frm_")) {
       const reject = args.decision === "reject";
       if (!reject && !args.answers) throw new UsageError('A question needs `answers` (e.g. [["Blue"]]) or `decision: "reject"`.');
       await conductor.answer({ questionId: args.request_id, answers: args.answers, reject });

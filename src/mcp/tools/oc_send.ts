@@ -7,7 +7,7 @@ export const ocSend = defineTool({
   name: "oc_send",
   title: "Message a session",
   description:
-    "Follow up in a session; answers at once (then oc_wait). queue (default): after the current turn; steer: stops it, goes on with this.",
+    "Follow up in a session; answers at once (then oc_wait). queue (default): after the current turn; steer: joins the running turn (1.x: stops it first).",
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   audit: { detail: (args) => ({ delivery: args.delivery ?? "queue" }) },

@@ -3,7 +3,7 @@ import { compatibility, rangeVerdict, supportedRange } from "../../core/server/c
 import { serverStatus } from "../../core/catalog/status.js";
 import { featureDetection } from "../../core/server/feature-guard.js";
 import { changedOperations } from "../../core/server/spec-changes.js";
-import { serverSpec } from "../../core/server/spec.js";
+import { serverSpec, specFromDocument } from "../../core/server/spec.js";
 import { directoryField } from "../shared-fields.js";
 import { consoleCommandLine } from "../../console/launch.js";
 import { defineTool } from "../tool-def.js";
@@ -23,7 +23,10 @@ export const ocStatus = defineTool({
     const conductor = await ctx.conductor();
     const s = await serverStatus(conductor, { directory: args.directory });
     const connection = ctx.connection?.();
-    const spec = await serverSpec(conductor.client, featureDetection(conductor.client) ?? { stateDir: ctx.config.stateDir }).catch(() => undefined);
+    // opencode 2.x: the v2 document the engine read when it connected; 1.x: GET /doc, cached.
+    const v2 = await conductor.engine.openApi().catch(() => undefined);
+    const spec = v2 ? undefined : await serverSpec(conductor.client, featureDetection(conductor.client) ?? { stateDir: ctx.config.stateDir }).catch(() => undefined);
+    const v2Ops = v2 ? (await specFromDocument(v2.version, v2.sha256, v2.doc)).operations.size : 0;
     const changed = spec ? await changedOperations(spec) : [];
     const range = supportedRange();
     const compat = {
@@ -46,6 +49,7 @@ export const ocStatus = defineTool({
     const data = {
       url: s.url,
       version: s.version,
+      engine: s.engine,
       healthy: s.healthy,
       ...(s.defaultModel ? { default_model: s.defaultModel } : {}),
       counts: s.counts,
@@ -56,13 +60,15 @@ export const ocStatus = defineTool({
       console: consoleCommandLine(),
     };
     const c = s.counts;
-    const specLine = !spec
+    const specLine = v2
+      ? `It speaks the v2 API (opencode 2.x): ${v2Ops} operations in its own /openapi.json, which oc_api and oc_api_ops use.`
+      : !spec
       ? "Its spec (GET /doc) could not be read."
       : spec.pinned
         ? `Its spec is the pinned one (${compatibility.pinned}).`
         : `Its spec vs the pinned ${compatibility.pinned}: ${spec.operations.size} operations, ${spec.missing.length} missing, ${spec.extra.length} extra, ${changed.length} changed${args.spec_ops ? "" : " (spec_ops: true lists them)"}; oc_api and oc_api_ops use the server's own.`;
     const lists = args.spec_ops && spec ? `\nMissing: ${spec.missing.join(", ") || "none"}\nExtra: ${spec.extra.join(", ") || "none"}\nChanged: ${changed.join(", ") || "none"}` : "";
-    const text = `opencode ${s.version} at ${s.url}: ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}\nCompatibility: ${compat.verdict}; supported range ${compat.supported_range ?? "unknown"} (docs/compatibility.md). ${specLine}${lists}${connection ? `\nConnection (${connection.mode}): ${connection.steps.map((x) => `${x.step}: ${x.result}`).join("; ")}` : ""}\nWeb console (tasks, approvals, timeline, audit): ${data.console}`;
+    const text = `opencode ${s.version} at ${s.url} (engine ${s.engine}): ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}\nCompatibility: ${compat.verdict}; supported range ${compat.supported_range ?? "unknown"} (docs/compatibility.md). ${specLine}${lists}${connection ? `\nConnection (${connection.mode}): ${connection.steps.map((x) => `${x.step}: ${x.result}`).join("; ")}` : ""}\nWeb console (tasks, approvals, timeline, audit): ${data.console}`;
     return { text, data };
   },
 });

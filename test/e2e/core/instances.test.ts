@@ -13,7 +13,8 @@ import { resolveOpencodeBinary, spawnOpencode } from "../../../src/client/spawn.
 import type { Config } from "../../../src/config.js";
 import { Conductor } from "../../../src/core/conductor.js";
 import { InstanceRegistry } from "../../../src/core/instances/registry.js";
-import { InstanceManager, type Instance } from "../../../src/core/instances/manager.js";
+import { InstanceManager } from "../../../src/core/instances/manager.js";
+import { type Instance } from "../../../src/core/instances/types.js";
 import { instancesTool } from "../../../src/mcp/tools/oc_instances.js";
 import type { ToolContext } from "../../../src/mcp/tool-def.js";
 import { offlineConfig, offlineEnv } from "../../support/opencode.js";

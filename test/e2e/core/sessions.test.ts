@@ -9,6 +9,7 @@ import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
 import { getProviderCatalog, listModels } from "../../../src/core/catalog/models.js";
 import { serverStatus } from "../../../src/core/catalog/status.js";
 import { EventHub } from "../../../src/core/event-hub.js";
+import { V1Engine } from "../../../src/core/engine/v1.js";
 import { compactSession, deleteSession, exportSession, forkSession, renameSession, revertSession, sessionTodo, shellInSession, unrevertSession } from "../../../src/core/sessions/actions.js";
 import { listSessions } from "../../../src/core/sessions/rows.js";
 import { sessionDiff } from "../../../src/core/sessions/diff.js";
@@ -27,7 +28,8 @@ let ctx: CoreContext;
 beforeAll(async () => {
   oc = await startOpencode({ gitInit: true, config: { provider: { fake: { options: { apiKey: SECRET, headers: { "X-Custom-Auth": SECRET } } } } } });
   const client = connect({ url: oc.url, password: oc.password, directory: oc.directory });
-  ctx = { client, hub: new EventHub(client), settings: {} };
+  const engine = new V1Engine(client);
+  ctx = { engine, client, hub: new EventHub(engine), settings: {} };
 });
 
 afterAll(async () => {
@@ -38,7 +40,7 @@ afterAll(async () => {
 /** Creates a titled session (no title request) and runs one prompt to its end. */
 async function runTurn(title: string, prompt: string): Promise<string> {
   const { id } = await ctx.client.call("session.create", { body: { title } });
-  const watch = await TurnWatch.start(ctx.client, ctx.hub, id);
+  const watch = await TurnWatch.start(ctx.engine, ctx.hub, id);
   try {
     watch.prompted();
     await ctx.client.call("session.prompt_async", { path: { sessionID: id }, body: { model: MODEL, parts: [{ type: "text", text: prompt }] } });

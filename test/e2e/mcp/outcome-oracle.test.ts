@@ -9,52 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type OpencodeClient } from "../../../src/client/index.js";
 import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
-import { hang, httpError, midStreamError, text, times, toolCall, type Step } from "../../support/scripted-model.js";
+import { oracleRows, type OracleRow } from "../../support/oracle-table.js";
+import { text } from "../../support/scripted-model.js";
 
-interface Row {
-  name: string;
-  /** What the model answers, in order. */
-  script: () => Step[];
-  /** The status the conductor must report, which the recorded session must bear out. */
-  status: "done" | "error" | "interrupted" | "budget_exceeded" | "checks_failed";
-  /** The recorded error's name, when the turn ended in one. */
-  error?: string;
-  statusCode?: number;
-  /** Extra oc_delegate arguments. */
-  args?: Record<string, unknown>;
-  /** The task blocks on a permission, which the row rejects through oc_answer before it waits. */
-  reject?: boolean;
-}
+type Row = OracleRow;
 
-const usage = { prompt_tokens: 1000, completion_tokens: 20 };
-const question = { questions: [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }] };
-
-const rows: Row[] = [
-  { name: "text", script: () => [text("plain answer")], status: "done" },
-  { name: "tools", script: () => [toolCall("bash", { command: "echo oracle", description: "echo" }), text("ran it")], status: "done" },
-  { name: "e400", script: () => [httpError(400)], status: "error", error: "APIError", statusCode: 400 },
-  { name: "e401", script: () => [httpError(401)], status: "error", error: "APIError", statusCode: 401 },
-  { name: "e404", script: () => [httpError(404)], status: "error", error: "APIError", statusCode: 404 },
-  { name: "429-fast", script: () => [times(6, httpError(429, { retryAfterMs: 50 }))], status: "error", error: "APIError", statusCode: 429 },
-  { name: "429-slow", script: () => [times(6, httpError(429, { retryAfter: 1 }))], status: "error", error: "APIError", statusCode: 429 },
-  { name: "500-fast", script: () => [times(6, httpError(500, { retryAfterMs: 50 }))], status: "error", error: "APIError", statusCode: 500 },
-  { name: "500-slow", script: () => [times(6, httpError(500, { retryAfter: 1 }))], status: "error", error: "APIError", statusCode: 500 },
-  { name: "mid-stream-once", script: () => [midStreamError(), text("recovered")], status: "done" },
-  { name: "mid-stream-repeated", script: () => [times(3, midStreamError()), text("recovered at last")], status: "done" },
-  { name: "hung-stream", script: () => [hang(), text("after the hang")], status: "done" },
-  // Rejected through oc_answer without a message: the loop stops (the row answers the request itself).
-  { name: "permission-rejected", script: () => [toolCall("bash", { command: "echo no", description: "ask" }), text("never")], status: "interrupted", error: "ToolStopped", args: { rules: { bash: { "*": "ask" } } }, reject: true },
-  // Denied by policy, which tells the model why: the loop goes on and the model answers.
-  { name: "permission-denied", script: () => [toolCall("bash", { command: "echo no", description: "ask" }), text("carried on without it")], status: "done", args: { rules: { bash: { "*": "ask" } }, approvals: "deny" } },
-  { name: "question-rejected", script: () => [toolCall("question", question), text("never")], status: "interrupted", error: "ToolStopped", args: { approvals: "deny" } },
-  {
-    name: "budget",
-    script: () => [toolCall("bash", { command: "echo 1", description: "one" }, { usage }), toolCall("bash", { command: "echo 2", description: "two" }, { usage, delayMs: 4000 }), text("all done", { usage })],
-    status: "budget_exceeded",
-    args: { max_tokens: 50 },
-  },
-  { name: "checks", script: () => [text("looks fine")], status: "checks_failed", args: { checks: ["false"], max_rounds: 1 } },
-];
+// The table is shared with the 2.x suite (test/e2e-v2/outcome-oracle.test.ts).
+const rows: Row[] = oracleRows("v1");
 
 let server: TestOpencode;
 let mcp: McpSession;

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { OpencodeClient } from "../../../src/client/connect.js";
 import { Budget } from "../../../src/core/governance/budget.js";
+import { V1Engine } from "../../../src/core/engine/v1.js";
 import type { EventSource, HubEvent, HubListener } from "../../../src/core/event-hub.js";
 
 function fakes() {
@@ -25,21 +26,21 @@ function fakes() {
   };
   const assistant = (sessionID: string, id: string, total: number, cost = 0, parentID = "msg_u") =>
     emit("message.updated", { sessionID, info: { id, sessionID, parentID, role: "assistant", cost, tokens: { total, input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } } } });
-  return { hub, client, emit, assistant, aborted, listeners };
+  return { hub, client, engine: new V1Engine(client), emit, assistant, aborted, listeners };
 }
 
 describe("Budget", () => {
   it("is not started without a cap", async () => {
     const f = fakes();
-    expect(await Budget.start({ hub: f.hub as never }, {})).toBeUndefined();
+    expect(await Budget.start({ hub: f.hub as never, engine: f.engine }, {})).toBeUndefined();
     expect(f.listeners.size).toBe(0);
   });
 
   it("sums the latest update of each message of tracked sessions and their children, aborting all once past the cap", async () => {
     const f = fakes();
-    const budget = (await Budget.start({ hub: f.hub as never }, { maxTokens: 100 }))!;
-    budget.track("ses_a", f.client);
-    budget.track("ses_b", f.client);
+    const budget = (await Budget.start({ hub: f.hub as never, engine: f.engine }, { maxTokens: 100 }))!;
+    budget.track("ses_a", f.engine);
+    budget.track("ses_b", f.engine);
     f.assistant("ses_a", "msg_1", 30);
     f.assistant("ses_a", "msg_1", 40); // the same message, updated: counted once
     f.assistant("ses_other", "msg_x", 1000); // not ours
@@ -51,15 +52,15 @@ describe("Budget", () => {
     expect(budget.totals).toMatchObject({ tokens: 110, exceeded: true, maxTokens: 100 });
     expect(f.aborted.sort()).toEqual(["ses_a", "ses_b"]);
     // A session tracked after the cap passed is stopped at once.
-    budget.track("ses_c", f.client);
+    budget.track("ses_c", f.engine);
     await Promise.resolve();
     expect(f.aborted).toContain("ses_c");
   });
 
   it("caps cost too, and turns the aborted turn's summary into budget_exceeded", async () => {
     const f = fakes();
-    const budget = (await Budget.start({ hub: f.hub as never }, { maxCostUsd: 0.5 }))!;
-    budget.track("ses_a", f.client);
+    const budget = (await Budget.start({ hub: f.hub as never, engine: f.engine }, { maxCostUsd: 0.5 }))!;
+    budget.track("ses_a", f.engine);
     f.assistant("ses_a", "msg_1", 10, 0.6);
     const s = budget.apply({ sessionId: "ses_a", status: "interrupted", answer: "", error: { name: "MessageAbortedError", message: "Aborted" }, messageId: "msg_u" });
     expect(s).toEqual({ sessionId: "ses_a", status: "budget_exceeded", answer: "", messageId: "msg_u", budget: { tokens: 10, cost: 0.6, exceeded: true, maxCostUsd: 0.5 } });
@@ -69,7 +70,7 @@ describe("Budget", () => {
 
   it("stops listening once the owner and every hold are released", async () => {
     const f = fakes();
-    const budget = (await Budget.start({ hub: f.hub as never }, { maxTokens: 1 }))!;
+    const budget = (await Budget.start({ hub: f.hub as never, engine: f.engine }, { maxTokens: 1 }))!;
     const release = budget.hold();
     budget.release();
     expect(f.listeners.size).toBe(1);

@@ -8,6 +8,7 @@ import { getProviderCatalog, globMatches, listModels, modelRefusal, resolveModel
 import { serverStatus } from "../../../src/core/catalog/status.js";
 import type { EventHub } from "../../../src/core/event-hub.js";
 import { UsageError } from "../../../src/core/errors.js";
+import { V1Engine } from "../../../src/core/engine/v1.js";
 import { redact, REDACTED } from "../../../src/core/catalog/redact.js";
 
 const SECRET = "sk-test-SECRET";
@@ -105,7 +106,7 @@ function fakeContext(settings: CoreSettings = {}) {
       return Response.json(body);
     },
   });
-  const ctx: CoreContext = { client, hub: {} as EventHub, settings };
+  const ctx: CoreContext = { engine: new V1Engine(client), client, hub: {} as EventHub, settings };
   return { ctx, seen };
 }
 
@@ -244,6 +245,7 @@ describe("serverStatus", () => {
     expect(status).toEqual({
       url: "http://127.0.0.1:1",
       version: "1.18.33",
+      engine: "v1",
       healthy: true,
       defaultModel: "fake/scripted",
       counts: { providers: 2, models: 3, agents: 2, commands: 1 },

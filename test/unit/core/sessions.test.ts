@@ -10,6 +10,7 @@ import { abortSession, compactSession, deleteSession, shellInSession } from "../
 import { listSessions } from "../../../src/core/sessions/rows.js";
 import { sessionDiff } from "../../../src/core/sessions/diff.js";
 import { sessionInfo } from "../../../src/core/sessions/info.js";
+import { V1Engine } from "../../../src/core/engine/v1.js";
 import { sessionMessages } from "../../../src/core/sessions/messages.js";
 
 interface Seen {
@@ -96,7 +97,7 @@ function fakeContext(routes: Record<string, unknown | Handler>, settings: CoreSe
   });
   // TurnWatch only subscribes; the fake server sends no events, status reads decide.
   const hub = { subscribe: async () => () => undefined } as unknown as EventHub;
-  const ctx: CoreContext = { client, hub, settings };
+  const ctx: CoreContext = { engine: new V1Engine(client), client, hub, settings };
   return { ctx, seen, calls: (method: string, path: string) => seen.filter((s) => s.method === method && s.path === path) };
 }
 

@@ -1,0 +1,207 @@
+// The engine boundary: everything the core needs from opencode, as one interface with one
+// implementation per API generation: v1.ts for opencode 1.x (the v1 API: /session, prompt_async,
+// /global/event), v2.ts for opencode 2.x (the v2 API under /api, routes resolved per server by
+// src/client/v2/routes.ts). detect.ts picks one by asking the server what it is.
+//
+// The data crossing the boundary keeps the shapes the core was written for (1.x messages and parts,
+// the 1.x provider catalogue, PendingRequest): the v1 engine passes opencode's own objects on, the
+// v2 engine maps 2.x objects into them (v2-messages.ts, v2-requests.ts, v2-catalog.ts), so the
+// summaries, budgets, checks and tools do not care which opencode answered. What differs in
+// behaviour is stated by `capabilities` and by UnsupportedOnEngineError, never by a version test
+// in the core.
+import type { Schemas } from "../../client/types.js";
+import type { HubEvent } from "./events.js";
+import type { ModelRef } from "../catalog/model-resolve.js";
+import type { PermissionRule } from "../policy/permissions.js";
+import type { AnswerPermission, AnswerQuestion, PendingRequest } from "../policy/approvals.js";
+import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../turns/machine.js";
+import type { RecordedError, RecordedMessage } from "../turns/record.js";
+import type { SessionMessage } from "../turns/session-message.js";
+import { UsageError } from "../errors.js";
+import type { CatalogKind, CatalogRows } from "./catalog-rows.js";
+
+export type EngineKind = "v1" | "v2";
+
+/** A message as the core reads it (the 1.x shape; the v2 engine maps 2.x messages into it). */
+export type EngineMessage = SessionMessage;
+export type EngineFileDiff = Schemas["SnapshotFileDiff"];
+/** The provider catalogue as the core reads it (1.x `config.providers`; secrets already removed). */
+export type EngineProviderList = { providers: Schemas["Provider"][]; default: Record<string, string> };
+
+export interface EngineSession {
+  id: string;
+  title: string;
+  directory: string;
+  parentId?: string;
+  time: { created: number; updated: number; archived?: number };
+  model?: { providerID: string; modelID: string; variant?: string };
+  agent?: string;
+  cost?: number;
+  tokens?: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
+  revert?: { messageId: string; partId?: string; diff?: string };
+  shareUrl?: string;
+}
+
+export type RunState =
+  | { type: "idle" }
+  | { type: "busy" }
+  /** opencode waits to retry a failed model call (`next`: epoch ms). */
+  | { type: "retry"; attempt: number; message: string; next: number };
+
+export type Delivery = "queue" | "steer";
+
+export interface AttachedFile {
+  /** Absolute path. */
+  path: string;
+  mime: string;
+  name: string;
+}
+
+export interface PromptInput {
+  text: string;
+  model?: ModelRef;
+  agent?: string;
+  /** Sub-agents to mention. */
+  agents?: string[];
+  files?: AttachedFile[];
+  /** A slash command (without the slash); `text` becomes its arguments. */
+  command?: string;
+  /** Into a running turn: `steer` (2.x: seen by the next model call) or `queue` (after it). */
+  delivery?: Delivery;
+}
+
+/** What a session's events mean for whoever follows its turn (engine-neutral). */
+export type WatchSignal =
+  /** Evidence for the turn machine. */
+  | { kind: "turn"; event: TurnEvent }
+  /** The session started working (shown once as progress). */
+  | { kind: "busy" }
+  | { kind: "retry"; attempt: number; message: string; next: number }
+  /** A model step finished: a run of retries is over. */
+  | { kind: "step-finished" }
+  | { kind: "tool"; callId: string; tool: string; status: "running" | "completed" | "error"; title?: string; file?: string }
+  | { kind: "request"; request: PendingRequest }
+  | { kind: "request-answered"; id: string }
+  /** A sub-agent session of a session we follow. */
+  | { kind: "child"; parentId: string; sessionId: string }
+  /** 1.x only: the event stream carries whole messages, so a turn we prompted needs no re-read. */
+  | { kind: "seen-message"; info: Schemas["Message"] }
+  | { kind: "seen-part"; part: Schemas["Part"] }
+  | { kind: "seen-removed"; messageId: string; partId?: string };
+
+/** Translates the hub's events for one session (stateful: it keeps what later events complete). */
+export interface SessionTranslator {
+  translate(event: HubEvent, followed: ReadonlySet<string>): WatchSignal[];
+}
+
+/** A model step's usage, or a sub-agent session, as budgets count them. */
+export type UsageSignal =
+  | { kind: "usage"; sessionId: string; messageId: string; parentId?: string; tokens: number; cost: number }
+  | { kind: "child"; parentId: string; sessionId: string };
+
+/** Translates the hub's events into usage, for every session (budgets follow several). */
+export interface UsageTranslator {
+  translate(event: HubEvent): UsageSignal[];
+}
+
+/** What the server holds about a session's last turn right now. */
+export interface TurnSnapshot {
+  activity: SessionActivity;
+  retry?: { attempt: number; message: string; next: number };
+  /** The last turn's messages as the machine reads them, in the server's list order. */
+  records: RecordedMessage[];
+  messages: EngineMessage[];
+}
+
+export interface EngineCapabilities {
+  /** A prompt can join the running turn (2.x `delivery: steer`); without it, steering interrupts first. */
+  nativeSteer: boolean;
+  /** Per-session permission rules can be set when a session is created. */
+  sessionRules: boolean;
+  /** A failed attempt's messages can be deleted before a fallback resends the task. */
+  deleteMessages: boolean;
+  /** Compaction needs the model that writes the summary (1.x); 2.x uses the session's. */
+  compactNeedsModel: boolean;
+}
+
+export interface EngineInfo {
+  kind: EngineKind;
+  /** What the server says it is, e.g. `1.18.33`, `2.0.0-src.b622626`. */
+  version: string;
+  capabilities: EngineCapabilities;
+}
+
+export interface Engine {
+  readonly url: string;
+  /** Project directory new sessions are created in (undefined: the server's). */
+  readonly directory: string | undefined;
+  /** The same server, bound to another project directory. */
+  withDirectory(directory: string | undefined): Engine;
+  info(): Promise<EngineInfo>;
+  /** What this engine can do (no request on 1.x; from the server's spec on 2.x). */
+  capabilities(): Promise<EngineCapabilities>;
+  health(timeoutMs?: number): Promise<{ healthy: boolean; version: string }>;
+  /**
+   * The server's own OpenAPI document when the engine holds it (2.x: read at connect time for the
+   * route adapter); undefined on 1.x, whose spec server/spec.ts reads and caches itself.
+   */
+  openApi(): Promise<{ version: string; sha256: string; doc: unknown } | undefined>;
+  /** The server's events, normalized into hub events, reconnecting when the stream drops. */
+  events(options: { signal: AbortSignal }): AsyncGenerator<HubEvent>;
+  /** How the turn machine reads this engine's evidence, and the translator for one session. */
+  watchKit(sessionId: string): Promise<{ machine: TurnMachineOptions; translator: SessionTranslator }>;
+  usageTranslator(): Promise<UsageTranslator>;
+
+  // Sessions
+  createSession(o: { title: string; rules?: PermissionRule[] }): Promise<EngineSession>;
+  getSession(id: string): Promise<EngineSession>;
+  listSessions(o: { limit: number; search?: string }): Promise<EngineSession[]>;
+  childSessions(id: string): Promise<EngineSession[]>;
+  setRules(id: string, rules: PermissionRule[]): Promise<void>;
+  rename(id: string, title: string): Promise<EngineSession>;
+  archive(id: string): Promise<EngineSession>;
+  remove(id: string): Promise<boolean>;
+  fork(id: string, o: { messageId?: string }): Promise<EngineSession>;
+  revert(id: string, o: { messageId: string; partId?: string }): Promise<EngineSession>;
+  unrevert(id: string): Promise<EngineSession>;
+  compact(id: string, o: { model?: ModelRef; timeoutMs: number }): Promise<boolean>;
+  shell(id: string, o: { command: string; agent: string; model?: ModelRef; timeoutMs: number }): Promise<EngineMessage>;
+  todo(id: string): Promise<Schemas["Todo"][]>;
+
+  // Turns
+  /** Starts a turn (or joins the running one, see `delivery`); a late failure (1.x command route) goes to `onLateFailure`. */
+  prompt(id: string, input: PromptInput, onLateFailure: (error: unknown) => void): Promise<void>;
+  abort(id: string): Promise<void>;
+  runState(id: string): Promise<RunState>;
+  snapshot(id: string): Promise<TurnSnapshot>;
+  lastTurn(id: string): Promise<EngineMessage[]>;
+  newestMessageId(id: string): Promise<string | undefined>;
+  messages(id: string): Promise<EngineMessage[]>;
+  /** Newest `limit` messages (oldest first), or those before an earlier page's cursor. */
+  messagesPage(id: string, o: { limit: number; before?: string }): Promise<{ messages: EngineMessage[]; nextBefore?: string }>;
+  deleteMessage(id: string, messageId: string): Promise<boolean>;
+  /** Files the turn of user message `messageId` changed (git projects). */
+  turnDiff(id: string, messageId: string): Promise<EngineFileDiff[]>;
+
+  // Permission requests and questions
+  listPending(sessionIds?: Iterable<string>): Promise<PendingRequest[]>;
+  answerPermission(a: AnswerPermission): Promise<void>;
+  answerQuestion(a: AnswerQuestion): Promise<void>;
+
+  // Models
+  providerCatalog(): Promise<EngineProviderList>;
+  /** The model opencode's own configuration names, if any. */
+  configuredModel(): Promise<string | undefined>;
+  /** Compact rows of one of the server's catalogs (agents, skills, …); `config` is redacted. */
+  catalog<K extends CatalogKind>(kind: K): Promise<CatalogRows[K]>;
+}
+
+/** The connected opencode cannot do this at all (the other major can, or neither). */
+export class UnsupportedOnEngineError extends UsageError {
+  override name = "UnsupportedOnEngineError";
+  constructor(what: string, version: string, instead?: string) {
+    super(`opencode ${version} cannot ${what}${instead ? `: ${instead}` : "."}`);
+  }
+}
+
+export type { RecordedError };

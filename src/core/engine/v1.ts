@@ -1,0 +1,280 @@
+// The v1 engine: opencode 1.x through its v1 API (docs/opencode-behaviour.md). A thin wrapper: the
+// core's data shapes are 1.x's own, so most methods pass opencode's objects on. Status and pending
+// requests are kept per directory instance (§9): `withDirectory` binds the engine to a project.
+import { pathToFileURL } from "node:url";
+import type { OpencodeClient } from "../../client/connect.js";
+import { ConnectionError, errorForResponse, safeUrl } from "../../client/errors.js";
+import type { Schemas } from "../../client/types.js";
+import { answerPermission, answerQuestion, listPending } from "../policy/approvals.js";
+import type { PermissionRule } from "../policy/permissions.js";
+import type { TurnMachineOptions } from "../turns/machine.js";
+import { V1TurnEvents, recordedMessage } from "../turns/v1-events.js";
+import type { Engine, EngineInfo, EngineMessage, EngineSession, PromptInput, RunState, SessionTranslator, TurnSnapshot } from "./engine.js";
+import { v1Catalog } from "./v1-catalog.js";
+import { V1Signals, V1Usage } from "./v1-signals.js";
+
+/** Messages read to find the last turn; a longer turn falls back to reading all. */
+const TURN_PAGE = 50;
+const PAGE_TIMEOUT_MS = 30_000;
+/** The command route answers only when its turn ends. */
+const COMMAND_TIMEOUT_MS = 24 * 3600_000;
+const MACHINE: TurnMachineOptions = {};
+const CAPABILITIES = { nativeSteer: false, sessionRules: true, deleteMessages: true, compactNeedsModel: true };
+
+export function sessionOfV1(s: Schemas["Session"]): EngineSession {
+  return {
+    id: s.id,
+    title: s.title,
+    directory: s.directory,
+    ...(s.parentID ? { parentId: s.parentID } : {}),
+    time: { created: s.time.created, updated: s.time.updated, ...(s.time.archived ? { archived: s.time.archived } : {}) },
+    ...(s.model ? { model: { providerID: s.model.providerID, modelID: s.model.id, ...(s.model.variant && s.model.variant !== "default" ? { variant: s.model.variant } : {}) } } : {}),
+    ...(s.agent ? { agent: s.agent } : {}),
+    ...(s.cost !== undefined ? { cost: s.cost } : {}),
+    ...(s.tokens ? { tokens: { input: s.tokens.input, output: s.tokens.output, reasoning: s.tokens.reasoning, cacheRead: s.tokens.cache.read, cacheWrite: s.tokens.cache.write } } : {}),
+    ...(s.revert ? { revert: { messageId: s.revert.messageID, ...(s.revert.partID ? { partId: s.revert.partID } : {}), ...(s.revert.diff ? { diff: s.revert.diff } : {}) } } : {}),
+    ...(s.share ? { shareUrl: s.share.url } : {}),
+  };
+}
+
+export class V1Engine implements Engine {
+  private infoCache: Promise<EngineInfo> | undefined;
+
+  constructor(
+    /** The typed 1.x client (oc_api, feature detection and instances use it directly). */
+    readonly client: OpencodeClient,
+    private readonly knownVersion?: string,
+  ) {}
+
+  get url(): string {
+    return this.client.url;
+  }
+
+  get directory(): string | undefined {
+    return this.client.directory;
+  }
+
+  withDirectory(directory: string | undefined): V1Engine {
+    return directory === this.client.directory ? this : new V1Engine(this.client.withDirectory(directory), this.knownVersion);
+  }
+
+  async capabilities() {
+    return CAPABILITIES;
+  }
+
+  info(): Promise<EngineInfo> {
+    this.infoCache ??= (this.knownVersion ? Promise.resolve(this.knownVersion) : this.health().then((h) => h.version)).then(
+      (version) => ({ kind: "v1", version, capabilities: CAPABILITIES }),
+      (error: unknown) => {
+        this.infoCache = undefined;
+        throw error;
+      },
+    );
+    return this.infoCache;
+  }
+
+  async openApi() {
+    return undefined;
+  }
+
+  health(timeoutMs?: number): Promise<{ healthy: boolean; version: string }> {
+    return this.client.call("global.health", {}, timeoutMs ? { timeoutMs } : {});
+  }
+
+  events(options: { signal: AbortSignal }) {
+    return this.client.events(options);
+  }
+
+  async watchKit(sessionId: string): Promise<{ machine: TurnMachineOptions; translator: SessionTranslator }> {
+    return { machine: MACHINE, translator: new V1Signals(new V1TurnEvents(sessionId)) };
+  }
+
+  async usageTranslator() {
+    return new V1Usage();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Sessions
+
+  async createSession(o: { title: string; rules?: PermissionRule[] }): Promise<EngineSession> {
+    return sessionOfV1(await this.client.call("session.create", { body: { title: o.title, ...(o.rules ? { permission: o.rules } : {}) } }));
+  }
+
+  async getSession(id: string): Promise<EngineSession> {
+    return sessionOfV1(await this.client.call("session.get", { path: { sessionID: id } }));
+  }
+
+  async listSessions(o: { limit: number; search?: string }): Promise<EngineSession[]> {
+    return (await this.client.call("session.list", { query: { limit: o.limit, ...(o.search ? { search: o.search } : {}) } })).map(sessionOfV1);
+  }
+
+  async childSessions(id: string): Promise<EngineSession[]> {
+    return (await this.client.call("session.children", { path: { sessionID: id } })).map(sessionOfV1);
+  }
+
+  async setRules(id: string, rules: PermissionRule[]): Promise<void> {
+    await this.client.call("session.update", { path: { sessionID: id }, body: { permission: rules } });
+  }
+
+  async rename(id: string, title: string): Promise<EngineSession> {
+    return sessionOfV1(await this.client.call("session.update", { path: { sessionID: id }, body: { title } }));
+  }
+
+  async archive(id: string): Promise<EngineSession> {
+    return sessionOfV1(await this.client.call("session.update", { path: { sessionID: id }, body: { time: { archived: Date.now() } } }));
+  }
+
+  remove(id: string): Promise<boolean> {
+    return this.client.call("session.delete", { path: { sessionID: id } });
+  }
+
+  async fork(id: string, o: { messageId?: string }): Promise<EngineSession> {
+    return sessionOfV1(await this.client.call("session.fork", { path: { sessionID: id }, body: o.messageId ? { messageID: o.messageId } : {} }));
+  }
+
+  async revert(id: string, o: { messageId: string; partId?: string }): Promise<EngineSession> {
+    return sessionOfV1(await this.client.call("session.revert", { path: { sessionID: id }, body: { messageID: o.messageId, ...(o.partId ? { partID: o.partId } : {}) } }));
+  }
+
+  async unrevert(id: string): Promise<EngineSession> {
+    return sessionOfV1(await this.client.call("session.unrevert", { path: { sessionID: id } }));
+  }
+
+  compact(id: string, o: { model?: { providerID: string; modelID: string }; timeoutMs: number }): Promise<boolean> {
+    if (!o.model) throw new Error("the v1 engine compacts with an explicit model");
+    return this.client.call("session.summarize", { path: { sessionID: id }, body: { providerID: o.model.providerID, modelID: o.model.modelID } }, { timeoutMs: o.timeoutMs });
+  }
+
+  shell(id: string, o: { command: string; agent: string; model?: { providerID: string; modelID: string }; timeoutMs: number }): Promise<EngineMessage> {
+    const body = { command: o.command, agent: o.agent, ...(o.model ? { model: { providerID: o.model.providerID, modelID: o.model.modelID } } : {}) };
+    return this.client.call("session.shell", { path: { sessionID: id }, body }, { timeoutMs: o.timeoutMs });
+  }
+
+  todo(id: string): Promise<Schemas["Todo"][]> {
+    return this.client.call("session.todo", { path: { sessionID: id } });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Turns
+
+  async prompt(id: string, input: PromptInput, onLateFailure: (error: unknown) => void): Promise<void> {
+    const m = input.model;
+    const files = (input.files ?? []).map((f) => ({ type: "file" as const, mime: f.mime, url: pathToFileURL(f.path).href, filename: f.name }));
+    if (input.command) {
+      // The command route answers only when the turn ends: do not hold the caller on it.
+      const body = {
+        command: input.command,
+        arguments: input.text,
+        ...(input.agent ? { agent: input.agent } : {}),
+        ...(m ? { model: `${m.providerID}/${m.modelID}`, ...(m.variant ? { variant: m.variant } : {}) } : {}),
+        ...(files.length > 0 ? { parts: files } : {}),
+      };
+      this.client.call("session.command", { path: { sessionID: id }, body }, { timeoutMs: COMMAND_TIMEOUT_MS }).catch(onLateFailure);
+      return;
+    }
+    const parts: Array<Schemas["TextPartInput"] | Schemas["FilePartInput"] | Schemas["AgentPartInput"]> = [{ type: "text", text: input.text }, ...files];
+    for (const name of input.agents ?? []) parts.push({ type: "agent", name });
+    const body = {
+      parts,
+      ...(m ? { model: { providerID: m.providerID, modelID: m.modelID } } : {}),
+      ...(m?.variant ? { variant: m.variant } : {}),
+      ...(input.agent ? { agent: input.agent } : {}),
+    };
+    await this.client.call("session.prompt_async", { path: { sessionID: id }, body });
+  }
+
+  async abort(id: string): Promise<void> {
+    await this.client.call("session.abort", { path: { sessionID: id } });
+  }
+
+  async runState(id: string): Promise<RunState> {
+    // `session.status` lists only the non-idle sessions of one directory instance.
+    return (await this.client.call("session.status"))[id] ?? { type: "idle" };
+  }
+
+  async snapshot(id: string): Promise<TurnSnapshot> {
+    const [state, messages] = await Promise.all([this.runState(id), this.lastTurn(id)]);
+    return {
+      activity: state.type,
+      ...(state.type === "retry" ? { retry: { attempt: state.attempt, message: state.message, next: state.next } } : {}),
+      records: messages.map(recordedMessage),
+      messages,
+    };
+  }
+
+  async lastTurn(id: string): Promise<EngineMessage[]> {
+    const page = await this.client.call("session.messages", { path: { sessionID: id }, query: { limit: TURN_PAGE } });
+    if (page.length < TURN_PAGE || page.some((m) => m.info.role === "user")) return page;
+    return this.messages(id);
+  }
+
+  async newestMessageId(id: string): Promise<string | undefined> {
+    const page = await this.client.call("session.messages", { path: { sessionID: id }, query: { limit: 1 } });
+    return page.at(-1)?.info.id;
+  }
+
+  messages(id: string): Promise<EngineMessage[]> {
+    return this.client.call("session.messages", { path: { sessionID: id } });
+  }
+
+  /**
+   * opencode puts the cursor for older messages only in the `X-Next-Cursor` response header
+   * (`before` takes that opaque cursor, not a message id), and `call()` returns bodies only, so
+   * this read goes through the typed raw client.
+   */
+  async messagesPage(sessionID: string, o: { limit: number; before?: string }): Promise<{ messages: EngineMessage[]; nextBefore?: string }> {
+    const directory = this.client.directory;
+    const query = { limit: o.limit, ...(o.before ? { before: o.before } : {}), ...(directory ? { directory } : {}) };
+    const context = { operationId: "session.messages", method: "GET", url: safeUrl(this.client.url) };
+    let result;
+    try {
+      result = await this.client.raw.GET("/session/{sessionID}/message", { params: { path: { sessionID }, query }, signal: AbortSignal.timeout(PAGE_TIMEOUT_MS) });
+    } catch (error) {
+      const timeout = (error as Error | undefined)?.name === "TimeoutError";
+      throw new ConnectionError(
+        timeout
+          ? `opencode at ${context.url} did not answer session.messages within ${PAGE_TIMEOUT_MS} ms. Check that the server is healthy.`
+          : `Cannot reach opencode at ${context.url} (${(error as Error | undefined)?.message ?? String(error)}). Is it running?`,
+        timeout ? "timeout" : "unreachable",
+        context,
+        error,
+      );
+    }
+    if (!result.response.ok || !result.data) throw errorForResponse(result.response.status, result.error, context);
+    const next = result.response.headers.get("x-next-cursor");
+    return { messages: result.data, ...(next ? { nextBefore: next } : {}) };
+  }
+
+  deleteMessage(id: string, messageId: string): Promise<boolean> {
+    return this.client.call("session.deleteMessage", { path: { sessionID: id, messageID: messageId } });
+  }
+
+  turnDiff(id: string, messageId: string): Promise<Schemas["SnapshotFileDiff"][]> {
+    return this.client.call("session.diff", { path: { sessionID: id }, query: { messageID: messageId } });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Requests, models, catalogs
+
+  listPending(sessionIds?: Iterable<string>) {
+    return listPending(this.client, sessionIds);
+  }
+
+  answerPermission(a: Parameters<typeof answerPermission>[1]) {
+    return answerPermission(this.client, a);
+  }
+
+  answerQuestion(a: Parameters<typeof answerQuestion>[1]) {
+    return answerQuestion(this.client, a);
+  }
+
+  providerCatalog() {
+    return this.client.call("config.providers", {});
+  }
+
+  async configuredModel(): Promise<string | undefined> {
+    return (await this.client.call("config.get", {})).model;
+  }
+
+  catalog: Engine["catalog"] = (kind) => v1Catalog(this.client, kind);
+}

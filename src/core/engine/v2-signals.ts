@@ -1,0 +1,118 @@
+// What opencode 2.x events mean for whoever follows a session's turn (docs/opencode-2x-behaviour.md
+// "Events"): the outcome evidence through turns/v2-events.ts (`session.execution.*` ends a turn),
+// progress from the step and tool events, retries from `session.retry.scheduled`, permission
+// requests and question forms, and sub-agent sessions (2.0.26 `session.created` with `parentID`).
+// 2.x streams deltas, not whole messages: a summary reads the session from the server.
+import { sessionOf } from "../../client/v2/events.js";
+import { FILE_TOOLS, filePathOf } from "../turns/files.js";
+import { recordedErrorV2, V2TurnEvents } from "../turns/v2-events.js";
+import type { SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "./engine.js";
+import type { HubEvent } from "./events.js";
+import { permissionFromV2, questionFromForm } from "./v2-requests.js";
+
+export class V2Signals implements SessionTranslator {
+  private readonly turn: V2TurnEvents;
+  /** Tool calls by id: the name and input arrive before the result. */
+  private readonly calls = new Map<string, { name: string; input: Record<string, unknown> }>();
+
+  constructor(readonly sessionId: string) {
+    this.turn = new V2TurnEvents(sessionId);
+  }
+
+  translate(hubEvent: HubEvent, followed: ReadonlySet<string>): WatchSignal[] {
+    if (hubEvent.type !== "v2.event") return [];
+    const event = hubEvent.properties;
+    const data = event.data;
+    const session = sessionOf(event);
+    const out: WatchSignal[] = [];
+    switch (event.type) {
+      case "session.created": {
+        const parent = typeof data.parentID === "string" ? data.parentID : undefined;
+        if (parent && followed.has(parent) && session) out.push({ kind: "child", parentId: parent, sessionId: session });
+        break;
+      }
+      case "session.execution.started":
+        if (session === this.sessionId) out.push({ kind: "busy" });
+        break;
+      case "session.retry.scheduled":
+        if (session === this.sessionId) {
+          const error = recordedErrorV2(data.error);
+          out.push({ kind: "retry", attempt: typeof data.attempt === "number" ? data.attempt : 1, message: error ? error.message : "retrying", next: typeof data.at === "number" ? data.at : Date.now() });
+        }
+        break;
+      case "session.step.ended":
+        if (session === this.sessionId) out.push({ kind: "step-finished" });
+        break;
+      case "session.tool.input.started":
+      case "session.tool.called":
+      case "session.tool.success":
+      case "session.tool.failed":
+        if (session && followed.has(session)) out.push(...this.tool(event.type, data));
+        break;
+      case "permission.asked":
+        if (session && followed.has(session)) out.push({ kind: "request", request: permissionFromV2(data as never) });
+        break;
+      case "form.created":
+        if (session && followed.has(session)) out.push({ kind: "request", request: questionFromForm(data.form as never) });
+        break;
+      case "permission.replied":
+        if (typeof data.requestID === "string") out.push({ kind: "request-answered", id: data.requestID });
+        break;
+      case "form.replied":
+      case "form.cancelled": {
+        const id = typeof data.id === "string" ? data.id : (data.form as { id?: unknown } | undefined)?.id;
+        if (typeof id === "string") out.push({ kind: "request-answered", id });
+        break;
+      }
+      default:
+        break;
+    }
+    for (const turnEvent of this.turn.translate(event)) out.push({ kind: "turn", event: turnEvent });
+    return out;
+  }
+
+  private tool(type: string, data: Record<string, unknown>): WatchSignal[] {
+    const callId = typeof data.id === "string" ? data.id : undefined;
+    if (!callId) return [];
+    if (type === "session.tool.input.started") {
+      this.calls.set(callId, { name: typeof data.name === "string" ? data.name : "tool", input: {} });
+      return [];
+    }
+    if (type === "session.tool.called") {
+      const name = typeof data.name === "string" ? data.name : (this.calls.get(callId)?.name ?? "tool");
+      const input = data.input && typeof data.input === "object" ? (data.input as Record<string, unknown>) : {};
+      this.calls.set(callId, { name, input });
+      return [{ kind: "tool", callId, tool: name, status: "running" }];
+    }
+    const call = this.calls.get(callId);
+    const tool = call?.name ?? (typeof data.name === "string" ? data.name : "tool");
+    if (type === "session.tool.failed") return [{ kind: "tool", callId, tool, status: "error" }];
+    const metadata = data.metadata && typeof data.metadata === "object" ? (data.metadata as Record<string, unknown>) : undefined;
+    const file = FILE_TOOLS.has(tool) ? filePathOf(call?.input ?? {}, metadata) : undefined;
+    return [{ kind: "tool", callId, tool, status: "completed", ...(file ? { file } : {}) }];
+  }
+}
+
+/** Usage on 2.x: `session.step.ended` carries the step's tokens and cost; its prompt is the input promoted last. */
+export class V2Usage implements UsageTranslator {
+  private readonly promoted = new Map<string, string>();
+
+  translate(hubEvent: HubEvent): UsageSignal[] {
+    if (hubEvent.type !== "v2.event") return [];
+    const { type, data } = hubEvent.properties;
+    const sessionId = sessionOf(hubEvent.properties);
+    if (!sessionId) return [];
+    if (type === "session.created" && typeof data.parentID === "string") return [{ kind: "child", parentId: data.parentID, sessionId }];
+    if (type === "session.input.promoted" && typeof data.inputID === "string") {
+      this.promoted.delete(sessionId);
+      this.promoted.set(sessionId, data.inputID);
+      if (this.promoted.size > 1_000) this.promoted.delete(this.promoted.keys().next().value!);
+      return [];
+    }
+    if (type !== "session.step.ended" || typeof data.assistantMessageID !== "string") return [];
+    const t = (data.tokens ?? {}) as { input?: number; output?: number; reasoning?: number; cache?: { read?: number; write?: number } };
+    const tokens = (t.input ?? 0) + (t.output ?? 0) + (t.reasoning ?? 0) + (t.cache?.read ?? 0) + (t.cache?.write ?? 0);
+    const parentId = this.promoted.get(sessionId);
+    return [{ kind: "usage", sessionId, messageId: data.assistantMessageID, ...(parentId ? { parentId } : {}), tokens, cost: typeof data.cost === "number" ? data.cost : 0 }];
+  }
+}
