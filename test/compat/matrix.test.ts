@@ -49,11 +49,28 @@ for (const target of selectedTargets()) {
       return true;
     }
 
+    /** The release takes permission rules per session (1.x; 2.0.26's `session.create` has `permissions`). */
+    let sessionRules = true;
+    const NO_SESSION_RULES = "cannot set permission rules per session";
+
+    /**
+     * Rows that pass `permissions` to oc_delegate: on a release without per-session rules the
+     * conductor must refuse them clearly (recorded as n/a); true when the row ends there.
+     */
+    function refusedRules(row: string, answer: { isError: boolean; text: string }): boolean {
+      if (sessionRules) return false;
+      expect(answer.isError, answer.text).toBe(true);
+      expect(answer.text).toContain(`opencode ${version} ${NO_SESSION_RULES}`);
+      notes[row] = "refused: this release takes no permission rules per session";
+      return true;
+    }
+
     beforeAll(async () => {
       // `bash` is 1.x's name of the shell tool; 2.x reads this 1.x config shape as its `shell`.
       server = await target.start({ permission: { bash: "ask" }, gitInit: true });
       const fetched = await fetchSpecFrom(server);
       oracle = await oracleFor(server, fetched.major);
+      if (fetched.major === 2) sessionRules = createTakesPermissions(JSON.parse(fetched.doc.toString("utf8")) as OpenApiDocument);
       version = fetched.version;
       operationIds = new Set(listOperations(JSON.parse(fetched.doc.toString("utf8")) as OpenApiDocument).map((op) => op.id));
       const out = process.env.OCC_COMPAT_OUT;
@@ -105,6 +122,7 @@ for (const target of selectedTargets()) {
       const file = join(server.directory, "written.txt");
       server.model.queue(oracle.writeFile(file, "written\n"), text("Wrote it."));
       const r = await mcp.call("oc_delegate", { task: "Write written.txt", permissions: "auto" });
+      if (refusedRules("delegate: write a file", r)) return;
       expect(r.data.status, r.text).toBe("done");
       expect(readFileSync(file, "utf8")).toBe("written\n");
       expect((r.data.files as Row[]).some((f) => file.endsWith(String(f.path)))).toBe(true);
@@ -115,6 +133,7 @@ for (const target of selectedTargets()) {
       const marker = join(server.directory, "bash-ran.txt");
       server.model.queue(oracle.shell(`echo ran > ${marker}`), text("Ran it."));
       const r = await mcp.call("oc_delegate", { task: "Run the command", permissions: "auto" });
+      if (refusedRules("delegate: bash", r)) return;
       expect(r.data.status, r.text).toBe("done");
       expect(readFileSync(marker, "utf8").trim()).toBe("ran");
       expect((r.data.tools as Row[]).find((t) => t.tool === oracle.shellTool)?.status).toBe("completed");
@@ -145,6 +164,7 @@ for (const target of selectedTargets()) {
       const marker = join(server.directory, "approved.txt");
       server.model.queue(oracle.shell(`echo approved > ${marker}`), text("Approved and done."));
       const blocked = await mcp.call("oc_delegate", { task: "Run the command", permissions: "agent" });
+      if (refusedRules("permission: blocked + answer", blocked)) return;
       expect(blocked.data.status, blocked.text).toBe("blocked");
       const pending = blocked.data.pending as Row[];
       expect(pending[0]?.kind).toBe("permission");
@@ -202,7 +222,8 @@ for (const target of selectedTargets()) {
       (edited ??= (async () => {
         const file = join(server.directory, "diffed.txt");
         server.model.queue(oracle.writeFile(file, "one line\n"), text("Added diffed.txt."));
-        const r = await mcp.call("oc_delegate", { task: "Add diffed.txt", permissions: "auto" });
+        // Without per-session rules the server's own config decides (it asks only for the shell).
+        const r = await mcp.call("oc_delegate", { task: "Add diffed.txt", ...(sessionRules ? { permissions: "auto" } : {}) });
         expect(r.data.status, r.text).toBe("done");
         const sessionId = r.data.session_id as string;
         return { sessionId, file, userMessageId: await oracle.firstUserMessageId(sessionId) };
@@ -269,4 +290,11 @@ for (const target of selectedTargets()) {
       expect(JSON.stringify(one.data.result)).toContain(String(rows[0]!.id));
     });
   });
+}
+
+/** Whether a 2.x document's `session.create` takes `permissions` (2.0.26 does, the pre-release does not). */
+function createTakesPermissions(spec: OpenApiDocument): boolean {
+  const op = listOperations(spec).find((o) => o.id === "session.create" || o.id === "v2.session.create");
+  const body = JSON.stringify((spec.paths as Record<string, Record<string, { requestBody?: unknown }>>)[op?.path ?? ""]?.[op?.method ?? ""]?.requestBody ?? {});
+  return body.includes('"permissions"');
 }
