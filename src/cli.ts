@@ -22,7 +22,9 @@ Usage:
   opencode-conductor --help | --version
 
 Environment:
-  OPENCODE_URL, OPENCODE_PASSWORD         the opencode server (else one is started with \`opencode serve\`)
+  OPENCODE_URL, OPENCODE_PASSWORD         the opencode server; else the opencode 2.x service's discovery file
+                                          ($XDG_STATE_HOME/opencode/service.json), else the one running opencode,
+                                          else one is started (\`opencode serve\`; 2.x: \`opencode service start\`)
   OPENCODE_BIN                            the opencode binary to start (default: opencode-ai's, else opencode on PATH)
   OPENCODE_CONDUCTOR_TOOLSETS             delegate,approve,sessions,discover,api (default) or all
   OPENCODE_CONDUCTOR_READ_ONLY=1          only read-only tools; oc_api allows only GET
@@ -41,7 +43,8 @@ Environment:
   OPENCODE_CONDUCTOR_HTTP_ORIGINS         browser origins allowed for --http besides loopback (comma-separated)
   OPENCODE_CONDUCTOR_QUEUE                redis://… : delegations run as jobs on a fleet of workers (docs/scaling.md)
   OPENCODE_CONDUCTOR_QUEUE_TTL_S          how long finished queued tasks stay readable (default 604800)
-  OPENCODE_CONDUCTOR_CONSOLE=1            also start the web console (stopped when this server exits)`;
+  OPENCODE_CONDUCTOR_CONSOLE=1            also start the web console (stopped when this server exits)
+  OPENCODE_CONDUCTOR_DEBUG=1              print how the opencode server was found or started to stderr`;
 
 async function main(): Promise<number> {
   if (process.argv[2] === "install" || process.argv[2] === "uninstall") {

@@ -41,6 +41,8 @@ export interface Connection {
 export function createConnection(config: Config): Connection {
   let pending: Promise<Conductor> | undefined;
   let started: SpawnedOpencode | undefined;
+  /** The password of a 2.x service read from its discovery file, scrubbed from answers like our own. */
+  let servicePassword: string | undefined;
   let main: Conductor | undefined;
   let mode: "url" | "discovered" | "auto-started" = "url";
   let steps: ConnectionStep[] = [];
@@ -86,6 +88,7 @@ export function createConnection(config: Config): Connection {
     if (found.connection) {
       mode = found.connection.source === "scan" || found.connection.source === "service" ? "discovered" : "url";
       const { url, password, username } = found.connection;
+      if (found.connection.source === "service") servicePassword = password;
       return guarded(new Conductor({ url, password, username, directory: config.directory, ...settings, instances: instanceLeases() }));
     }
     // A 2.x CLI starts (or reuses) its background service, which stays running; otherwise a private
@@ -104,7 +107,8 @@ export function createConnection(config: Config): Connection {
     debug(startStep);
     if (auto.kind === "service") {
       const { url, password } = auto.service.registration;
-      return guarded(new Conductor({ url, ...(password !== undefined ? { password } : {}), directory: config.directory, ...settings }));
+      servicePassword = password;
+      return guarded(new Conductor({ url, ...(password !== undefined ? { password } : {}), directory: config.directory, ...settings, instances: instanceLeases() }));
     }
     started = auto.server;
     // In the registry, so that if this process is SIGKILLed the next start stops the server (cleanStale).
@@ -175,7 +179,7 @@ export function createConnection(config: Config): Connection {
       return primary; // the call will say the session was not found
     },
     otherServers,
-    secrets: () => [...(started ? [started.password] : []), ...(manager?.secrets() ?? [])],
+    secrets: () => [...(started ? [started.password] : []), ...(servicePassword ? [servicePassword] : []), ...(manager?.secrets() ?? [])],
     describe: () => (main ? { mode, url: main.client.url, steps } : { mode: "not connected", steps }),
     async close() {
       // An auto-start still under way would otherwise leave its server to the exit-time SIGKILL.

@@ -70,6 +70,7 @@ export function renderMarkdown(d: CompatibilityData): string {
     "through the MCP server over stdio where the feature is a tool, its outcome checked against the",
     "session as opencode stored it.",
     "",
+    ...twoX(d),
     range ? `**Supported range: opencode ${range.oldest} … ${range.newest}**: every feature works on both ends and on the tested releases between them. The SDK and its types are generated from ${d.pinned}.` : "No release passed every feature.",
     "",
     "`n/a` means the conductor refused with its version-specific error (naming the release and the",
@@ -92,6 +93,10 @@ export function renderMarkdown(d: CompatibilityData): string {
   for (const v of versions) {
     const s = spec(v);
     if (!s || v === d.pinned) continue;
+    if (isMajor2(d, v)) {
+      out.push(`- **${v}** (${d.versions[v]!.reported}, ${s.operations} operations, sha256 \`${s.sha256.slice(0, 12)}…\`): the v2 API only, so ${s.missing.length} of the pinned 1.x operations are absent and its ${s.extra.length} own ones are new; its differences from the released 2.0.26 are in docs/opencode-2x-behaviour.md (\`npm run spec:diff -- spec/v2-b622626/openapi.json spec/v2/openapi.json --ignore-prefix v2.\`).`);
+      continue;
+    }
     out.push(`- **${v}** (${s.operations} operations, sha256 \`${s.sha256.slice(0, 12)}…\`): lacks ${ids(s.missing)}; adds ${ids(s.extra)}; ${s.changed.length} operations differ in request or response (\`npm run spec:diff\` for details).`);
   }
   const runs = versions.map((v) => d.versions[v]!);
@@ -99,6 +104,22 @@ export function renderMarkdown(d: CompatibilityData): string {
   out.push("", readFileSync(new URL("../../docs/compatibility-majors.md", import.meta.url), "utf8").trim());
   out.push("", `Last runs: ${[...new Set(runs.map((r) => r.ranAt.slice(0, 10)))].join(", ")}, Node ${[...new Set(runs.map((r) => r.node))].join(", ")}.`, "");
   return out.join("\n");
+}
+
+const isMajor2 = (d: CompatibilityData, v: string) => /^2\./.test(d.versions[v]?.reported ?? "");
+
+/** The paragraph about the 2.x column, when the matrix has one. */
+function twoX(d: CompatibilityData): string[] {
+  const columns = Object.keys(d.versions).filter((v) => isMajor2(d, v));
+  if (columns.length === 0) return [];
+  return [
+    `${columns.map((v) => `The \`${v}\` column is opencode ${d.versions[v]!.reported}`).join("; ")}: the runnable opencode 2.x (built from`,
+    "`test/fixtures/opencode-2x/`, or the binary `OPENCODE2_BIN` names), which speaks only the v2 API. Its",
+    "rows run through the same MCP tools; a row that fails there is a feature the conductor does not",
+    "do on 2.x yet (the reason is the conductor's answer). `npm run test:compat -- 2.x` re-runs that",
+    "column alone. The supported range counts 1.x releases only.",
+    "",
+  ];
 }
 
 /** Merges one version's record in; the feature list follows the newest run's order. */

@@ -4,6 +4,7 @@ import { resolveOpencodeBinary } from "../../src/client/spawn.js";
 import { specInfo } from "../../generated/operations.js";
 import { opencodeRelease } from "../support/opencode-release.js";
 import { startOpencode, type StartOpencodeOptions, type TestOpencode } from "../support/opencode.js";
+import { startOpencode2 } from "../support/opencode2.js";
 
 export interface CompatTarget {
   /** Column name in docs/compatibility.md; for a release, its version. */
@@ -17,8 +18,16 @@ export interface CompatTarget {
 /** The pin: the `opencode-ai` devDependency the SDK is generated from. */
 export const PINNED = specInfo.opencodeVersion;
 
-/** The full matrix (`npm run test:compat` with no arguments). */
-export const MATRIX = ["1.1.65", "1.3.2", "1.14.48", "1.15.13", "1.17.19", "1.18.3", "1.18.20", PINNED, "1.18.34"];
+/**
+ * The runnable opencode 2.x: the binary built from the vendored pre-release source (the 2.x e2e
+ * suite's server), or `OPENCODE2_BIN` when it names another 2.x binary. Its reported version is
+ * recorded with the results. `npm run test:compat -- 2.x` runs this column alone (a few minutes), so
+ * it can be re-run cheaply as the v2 engine gains features.
+ */
+export const V2_TARGET = "2.x";
+
+/** The full matrix (`npm run test:compat` with no arguments): the 1.x releases, then the runnable 2.x. */
+export const MATRIX = ["1.1.65", "1.3.2", "1.14.48", "1.15.13", "1.17.19", "1.18.3", "1.18.20", PINNED, "1.18.34", V2_TARGET];
 
 /** What CI runs (the `compat` vitest project without OCC_COMPAT_VERSIONS): oldest supported and newest 1.x. */
 export const CI_DEFAULT = ["1.14.48", "1.18.34"];
@@ -32,8 +41,10 @@ export function release(version: string): CompatTarget {
   };
 }
 
-/** Targets that are not plain releases, by name (e.g. a 2.x server). */
-const NAMED: Record<string, CompatTarget> = {};
+/** Targets that are not plain releases, by name. */
+const NAMED: Record<string, CompatTarget> = {
+  [V2_TARGET]: { name: V2_TARGET, start: (options) => startOpencode2(options) },
+};
 
 export function targetFor(name: string): CompatTarget {
   return NAMED[name] ?? release(name);

@@ -133,6 +133,8 @@ describe("the MCP server's connection (what oc_status reports)", () => {
         expect(described.steps.map((s) => s.step)).toEqual(["options", "env", "service"]);
         expect(described.steps[2]!.result).toMatch(/^using the opencode 2\.\S+ background service at /);
         expect(JSON.stringify(described)).not.toContain(server.password);
+        // The file's password is scrubbed from answers like the passwords of servers started here.
+        expect(connection.secrets()).toContain(server.password);
       } finally {
         await connection.close();
       }
