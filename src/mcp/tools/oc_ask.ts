@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { UsageError } from "../../core/errors.js";
 import { deleteSession } from "../../core/sessions/actions.js";
 import { directoryField, timeoutField, timeoutMs } from "../shared-fields.js";
 import { defineTool } from "../tool-def.js";
@@ -21,6 +22,7 @@ export const ocAsk = defineTool({
     answer: z.string(),
   },
   async run(args, ctx) {
+    if (!args.question.trim()) throw new UsageError("`question` is empty: ask something about the project.");
     const conductor = await ctx.conductor();
     const r = await conductor.delegate({
       task: args.question,

@@ -21,7 +21,7 @@ describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   it.each([
     ["no question", {}, /Invalid arguments for tool oc_ask: .*at question/],
     // The core names the field `task` (it is oc_delegate's): the message still says what to do.
-    ["an empty question", { question: "" }, /is empty: say what the agent should do/],
+    ["an empty question", { question: "" }, /`question` is empty: ask something about the project/],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });
