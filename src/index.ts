@@ -34,7 +34,8 @@ export type { QueueSettings } from "./core/queue/settings.js";
 export type { QueuedSummary, TaskView, TaskState, RepoOutcome } from "./core/queue/outcome.js";
 export type { Attempt, AttemptOutcome } from "./core/queue/attempts.js";
 export type { RepoSource, QueuedDelegateOptions } from "./core/queue/spec.js";
-export { TaskQueue, type QueueStatus } from "./core/queue/client.js";
+export { TaskQueue } from "./core/queue/client.js";
+export type { QueueStatus } from "./core/queue/status.js";
 export { FleetWorker, type FleetWorkerOptions } from "./core/queue/worker.js";
 
 export { createServer, INSTRUCTIONS } from "./mcp/server.js";

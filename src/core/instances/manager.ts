@@ -6,21 +6,22 @@
 // No orphans: stop()/stopAll() stop them; spawnOpencode kills its children when this process exits;
 // after a SIGKILL of the conductor the next start's cleanStale() finds the rows whose conductorPid is
 // dead and stops their servers.
+//
+// The start sequence itself (environment, sandbox, spawn, registry row) is launch.ts; the attach
+// command is attach.ts. This file keeps the instances by directory, their reuse and the reaper.
 import { realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { join,resolve } from "node:path";
-import { connect } from "../../client/connect.js";
-import { cliInfo } from "../../client/service/cli.js";
-import { resolveOpencodeBinary,spawnOpencode,randomPassword,type SpawnedOpencode } from "../../client/spawn.js";
 import { UsageError } from "../errors.js";
 import { existingDirectory } from "../inputs/directory.js";
 import { guardRules } from "../policy/guard-rails.js";
 import type { FallbackRecord } from "../turns/summary.js";
-import { InstanceRegistry,processStartTime,withoutPassword,type InstanceRow,type PublicInstanceRow,type StaleCleanup } from "./registry.js";
+import { InstanceRegistry,withoutPassword,type PublicInstanceRow,type StaleCleanup } from "./registry.js";
 import { isProcessAlive } from "../../client/discovery/processes.js";
 import type { PermissionRule } from "../policy/permissions.js";
-import { prepareSandbox,resolveSrt,type Sandbox } from "./sandbox.js";
-import { instanceEnvironment,dataHome } from "./environment.js";
+import { dataHome } from "./environment.js";
+import { launchInstance } from "./launch.js";
+import { attachCommandFor } from "./attach.js";
 import type { AttachCommand, Instance, InstanceInfo, InstanceManagerOptions, Managed } from "./types.js";
 import { isBusy } from "./busy.js";
 
@@ -132,13 +133,7 @@ export class InstanceManager {
 
   /** The command to watch a session live in opencode's TUI; the password travels by env only. */
   attachCommand(instance: Pick<Instance, "url" | "pid" | "password"> & { major?: 1 | 2 }, sessionId: string): AttachCommand {
-    // 2.x has no `attach`: its TUI takes `--server` and the password from OPENCODE_PASSWORD.
-    const v2 = instance.major === 2;
-    const command = v2 ? `opencode --server ${instance.url} --session ${sessionId}` : `opencode attach ${instance.url} --session ${sessionId}`;
-    const variable = v2 ? "OPENCODE_PASSWORD" : "OPENCODE_SERVER_PASSWORD";
-    const read = `require(${JSON.stringify(this.registry.path)}).instances.find((i) => i.pid === ${instance.pid}).password`;
-    const shell = `${variable}="$(node -p ${shellQuote(read)})" ${command}`;
-    return { command, env: { [variable]: instance.password }, shell };
+    return attachCommandFor(this.registry.path, instance, sessionId);
   }
 
   /** Records a session started on the instance of `directory` (shown by list() and oc_instances). */
@@ -178,83 +173,12 @@ export class InstanceManager {
     return this.instances.get(abs) ?? this.instances.get(realpathOrSelf(abs));
   }
 
-  private async prepareSandbox(dir: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
-    const srt = resolveSrt(this.options.srtBinary); // throws: a missing srt never runs unsandboxed
-    return prepareSandbox({
-      srt,
-      stateDir: this.options.stateDir,
-      directory: dir,
-      env,
-      hide: [this.options.stateDir], // the registry holds every instance password
-      ...(this.options.sandboxAllowedDomains ? { allowedDomains: this.options.sandboxAllowedDomains } : {}),
-    });
-  }
-
   private async start(dir: string): Promise<Managed> {
     await this.cleanStale();
-    const binary = this.options.binary ?? resolveOpencodeBinary();
-    const major = (await cliInfo(binary, this.options.env ?? process.env)).major === 2 ? 2 : 1;
-    const env = await instanceEnvironment(this.options, dir, major);
-    const sandbox = this.options.sandbox === "srt" ? await this.prepareSandbox(dir, env) : undefined;
-    let server: SpawnedOpencode;
-    try {
-      server = await spawnOpencode({
-        cwd: dir,
-        env,
-        password: randomPassword(),
-        binary,
-        ...(this.options.startTimeoutMs ? { startTimeoutMs: this.options.startTimeoutMs } : {}),
-        ...(sandbox ? { port: sandbox.port, wrap: sandbox.wrap } : {}),
-      });
-    } catch (error) {
-      await sandbox?.close();
-      throw error;
-    }
-    if (sandbox) void server.exited.then(() => sandbox.close());
-    const now = Date.now();
-    const managed: Managed = {
-      directory: dir,
-      url: server.url,
-      port: server.port,
-      pid: server.pid,
-      password: server.password,
-      startedAt: new Date(now),
-      major,
-      client: connect({ url: server.url, password: server.password, directory: dir }),
-      exited: server.exited,
-      server,
-      ...(sandbox ? { sandbox } : {}),
-      lastUsed: now,
-      lastPersisted: now,
-      holds: 0,
-      unanswered: 0,
-    };
-    this.options.onSpawn?.(managed);
-    const conductorStartTime = processStartTime(process.pid);
-    const row: InstanceRow = {
-      runtime: "opencode serve",
-      sandbox: sandbox ? "srt" : "none",
-      port: server.port,
-      pid: server.pid,
-      conductorPid: process.pid,
-      ...(conductorStartTime !== undefined ? { conductorStartTime } : {}),
-      directory: dir,
-      startedAt: managed.startedAt.toISOString(),
-      lastUsedAt: managed.startedAt.toISOString(),
-      password: server.password,
-      url: server.url,
-      sessions: [],
-    };
-    try {
-      await this.registry.add(row);
-    } catch (error) {
-      await server.stop();
-      this.options.onExit?.(managed);
-      throw error;
-    }
+    const managed = await launchInstance(this.options, this.registry, dir);
     this.instances.set(dir, managed);
     // `exited` settles once the server is gone AND forgotten (map, registry row).
-    managed.exited = server.exited.then(async (code) => {
+    managed.exited = managed.server.exited.then(async (code) => {
       if (this.instances.get(dir) === managed) this.instances.delete(dir);
       await this.registry.remove(managed.pid).catch(() => undefined);
       this.options.onExit?.(managed);
@@ -311,8 +235,4 @@ function realpathOrSelf(path: string): string {
   } catch {
     return path;
   }
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`;
 }

@@ -7,7 +7,7 @@ import { serverSpec, specFromDocument } from "../../core/server/spec.js";
 import { directoryField } from "../shared-fields.js";
 import { consoleCommandLine } from "../../console/launch.js";
 import { defineTool } from "../tool-def.js";
-import type { QueueStatus } from "../../core/queue/client.js";
+import type { QueueStatus } from "../../core/queue/status.js";
 
 /** The fleet in a line or two: queue counts, and each worker's host, roots, load and heartbeat. */
 function queueLine(q: QueueStatus | { error: string }): string {

@@ -1,0 +1,61 @@
+// What the fleet looks like now, for oc_status and `queue status` / `queue ls`: job counts per
+// state on every queue, the live workers, the provider limits, and the newest tasks. Read-only.
+// Split from client.ts.
+import type { QueueConnection, TaskJob } from "./connection.js";
+import { readWorkers, type WorkerAdvert } from "./adverts.js";
+import { redacted } from "./settings.js";
+
+export interface QueueCounts {
+  waiting: number;
+  active: number;
+  completed: number;
+  failed: number;
+  delayed: number;
+}
+
+export interface QueueStatus {
+  url: string;
+  prefix: string;
+  counts: QueueCounts;
+  queues: Record<string, QueueCounts>;
+  workers: WorkerAdvert[];
+  limits: Record<string, number>;
+}
+
+export interface QueuedTaskRow {
+  id: string;
+  queue: string;
+  state: string;
+  title: string;
+  enqueuedAt: number;
+}
+
+/** Job counts per state over all the fleet's queues, the live workers and the provider limits. */
+export async function queueStatus(conn: QueueConnection): Promise<QueueStatus> {
+  await conn.reachable();
+  const names = await conn.queueNames();
+  const queues: Record<string, QueueCounts> = {};
+  const counts: QueueCounts = { waiting: 0, active: 0, completed: 0, failed: 0, delayed: 0 };
+  for (const name of names) {
+    const c = await conn.queue(name).getJobCounts("waiting", "active", "completed", "failed", "delayed", "prioritized");
+    const row = { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0, delayed: c.delayed ?? 0 };
+    queues[name] = row;
+    for (const k of Object.keys(counts) as Array<keyof QueueCounts>) counts[k] += row[k];
+  }
+  const limits = Object.fromEntries(Object.entries(await conn.redis.hgetall(conn.keys.limits)).map(([k, v]) => [k, Number(v)]));
+  return { url: redacted(conn.settings.url), prefix: conn.settings.prefix, counts, queues, workers: await readWorkers(conn.redis, conn.keys), limits };
+}
+
+/** The newest tasks of every queue (for `queue ls`). */
+export async function listTasks(conn: QueueConnection, limit = 50): Promise<QueuedTaskRow[]> {
+  const rows: QueuedTaskRow[] = [];
+  for (const name of await conn.queueNames()) {
+    const jobs = (await conn.queue(name).getJobs(["active", "waiting", "prioritized", "delayed", "completed", "failed"], 0, limit - 1, false)) as TaskJob[];
+    for (const job of jobs) {
+      if (!job?.id) continue;
+      const state = await job.getState();
+      rows.push({ id: job.id, queue: name, state, title: job.data.title ?? job.data.task.split("\n")[0]!.slice(0, 60), enqueuedAt: job.timestamp });
+    }
+  }
+  return rows.sort((a, b) => b.enqueuedAt - a.enqueuedAt).slice(0, limit);
+}

@@ -1,0 +1,102 @@
+// Waiting for a task to end. Turn ends come from BullMQ's event stream (one QueueEvents per queue,
+// fanned out to the waiters of each job id); a slow re-read of the job only covers events missed
+// while Redis was away. Split from client.ts: wait, waitBatch (batch.ts) and cancel (cancel.ts)
+// wait this way.
+import { QueueEvents } from "bullmq";
+import type { TurnProgress } from "../turns/watch.js";
+import type { Detail } from "../turns/summary.js";
+import type { QueueConnection } from "./connection.js";
+import type { QueuedSummary, TaskOutcome } from "./outcome.js";
+import { fromOutcome, homeOf, readTask } from "./task-state.js";
+
+/** Re-read a waited-for job this often even without an event (events are missed while Redis restarts). */
+const RECHECK_MS = 10_000;
+
+export interface QueueWaitOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  detail?: Detail;
+  onProgress?: (progress: TurnProgress) => void;
+}
+
+type JobEventKind = "progress" | "end" | "active";
+type JobListener = (kind: JobEventKind, data?: unknown) => void;
+
+const isOutcome = (v: unknown): v is TaskOutcome => typeof v === "object" && v !== null && "summary" in v && "attempts" in v;
+
+/** One BullMQ event stream per queue, made on first wait and kept; listeners by job id. */
+export class JobEvents {
+  private readonly events = new Map<string, Promise<QueueEvents>>();
+  private readonly listeners = new Map<string, Set<JobListener>>();
+
+  constructor(private readonly conn: QueueConnection) {}
+
+  of(queueName: string): Promise<QueueEvents> {
+    let p = this.events.get(queueName);
+    if (!p) {
+      const ev = new QueueEvents(queueName, { connection: { url: this.conn.settings.url, maxRetriesPerRequest: null }, prefix: this.conn.settings.prefix });
+      ev.on("error", () => undefined);
+      const emit = (id: string, kind: JobEventKind, data?: unknown) => this.listeners.get(id)?.forEach((f) => f(kind, data));
+      ev.on("progress", ({ jobId, data }) => emit(jobId, "progress", data));
+      ev.on("completed", ({ jobId, returnvalue }) => emit(jobId, "end", returnvalue));
+      ev.on("failed", ({ jobId }) => emit(jobId, "end"));
+      ev.on("active", ({ jobId }) => emit(jobId, "active"));
+      p = ev.waitUntilReady().then(() => ev);
+      this.events.set(queueName, p);
+    }
+    return p;
+  }
+
+  listen(id: string, f: JobListener): () => void {
+    let set = this.listeners.get(id);
+    if (!set) this.listeners.set(id, (set = new Set()));
+    set.add(f);
+    return () => {
+      set!.delete(f);
+      if (set!.size === 0) this.listeners.delete(id);
+    };
+  }
+
+  async close(): Promise<void> {
+    const events = [...this.events.values()];
+    this.events.clear();
+    await Promise.all(events.map((p) => p.then((e) => e.close()).catch(() => undefined)));
+  }
+}
+
+/** Waits for the task to end (or the timeout/cancel: then `running`, and the task goes on). */
+export async function waitTask(conn: QueueConnection, events: JobEvents, taskId: string, o: QueueWaitOptions = {}): Promise<QueuedSummary> {
+  const queueName = await homeOf(conn, taskId);
+  await events.of(queueName);
+  const deadline = o.timeoutMs === undefined ? Infinity : Date.now() + o.timeoutMs;
+  let wake: () => void = () => undefined;
+  let outcome: TaskOutcome | undefined;
+  // Subscribed before the first read, so an end between the read and the wait is not missed.
+  const off = events.listen(taskId, (kind, data) => {
+    if (kind === "progress") {
+      const p = data as TurnProgress | undefined;
+      if (p && typeof p.message === "string") o.onProgress?.(p);
+      return;
+    }
+    // The completed event carries the job's return value: no second read needed.
+    if (kind === "end" && isOutcome(data)) outcome = data;
+    wake();
+  });
+  try {
+    for (;;) {
+      if (outcome) return fromOutcome(queueName, outcome, {});
+      const now = await readTask(conn, taskId);
+      if (now.status !== "running") return now;
+      const left = deadline - Date.now();
+      if (left <= 0 || o.signal?.aborted) return now;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, RECHECK_MS));
+        const done = () => (clearTimeout(timer), o.signal?.removeEventListener("abort", done), resolve());
+        wake = done;
+        o.signal?.addEventListener("abort", done, { once: true });
+      });
+    }
+  } finally {
+    off();
+  }
+}
