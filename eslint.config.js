@@ -1,6 +1,7 @@
 // A modest lint: typescript-eslint's recommended rules, no unused code, type-only imports marked
 // as such. generated/ is codegen's output and is not linted.
 import js from "@eslint/js";
+import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
@@ -14,4 +15,6 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "off",
     },
   },
+  // The console's page scripts run in the browser.
+  { files: ["src/console/static/**/*.js"], languageOptions: { globals: globals.browser } },
 );

@@ -34,7 +34,8 @@ export default defineConfig({
       {
         test: {
           name: "e2e",
-          include: ["test/e2e/**/*.test.ts"],
+          // opencode/: facts about opencode itself; core/: the library; mcp/: the built MCP server.
+          include: ["test/e2e/opencode/**/*.test.ts", "test/e2e/core/**/*.test.ts", "test/e2e/mcp/**/*.test.ts"],
           globalSetup: ["test/support/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 60_000,
@@ -51,6 +52,19 @@ export default defineConfig({
           hookTimeout: 60_000,
           maxWorkers: 2,
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        // The web console in a real headless Chromium (Debian's package, driven by playwright-core)
+        // against real opencode and the MCP server; one file, ~40 s.
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 4 }, // beside the one-at-a-time compat project: two files at once
         },
       },
       {

@@ -8,7 +8,7 @@ import { npmInstalled } from "../test/support/tool-cache.js";
 
 const ROOT = join(import.meta.dirname, "..");
 /** The e2e files of the smoke subset: the MCP server over stdio and the core against real opencode. */
-export const SMOKE = ["test/e2e/mcp-stdio.test.ts", "test/e2e/core-delegate.test.ts"];
+export const SMOKE = ["test/e2e/mcp/stdio.test.ts", "test/e2e/core/delegate.test.ts"];
 
 function run(node: string, args: string[]): Promise<number> {
   return new Promise((resolve) => {

@@ -9,6 +9,17 @@ if [ ! -f dist/cli.js ]; then
   npm run build --silent >/dev/null || exit 1
 fi
 
+# The browser tests (test/browser) drive Debian's chromium through playwright-core; without it they
+# fail and say how to install it (never skipped).
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${CHROMIUM_PATH:-}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test prerequisites: installing chromium with apt-get (browser tests)" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || echo "test prerequisites: apt-get could not install chromium" >&2
+  else
+    echo "test prerequisites: chromium is missing (the browser tests need it): sudo apt-get install -y chromium, or set CHROMIUM_PATH" >&2
+  fi
+fi
+
 missing=""
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"
 command -v socat >/dev/null 2>&1 || missing="$missing socat"

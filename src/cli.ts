@@ -11,6 +11,8 @@ Usage:
                                           MCP server over Streamable HTTP at http://HOST:PORT/mcp
   opencode-conductor audit [--session ID] [--tool NAME] [--since TIME] [--limit N] [--json]
                                           print the audit trail
+  opencode-conductor console [--port N] [--open]
+                                          a web console on 127.0.0.1: every task, approvals, timeline, audit (docs/console.md)
   opencode-conductor install --client claude|codex|gemini|cursor|opencode [--scope user|project] [--dry-run] [--force]
                                           add the MCP server and the delegation skill to a client (uninstall: undo)
   opencode-conductor --help | --version
@@ -32,7 +34,8 @@ Environment:
   OPENCODE_CONDUCTOR_APPROVALS            elicit|return|deny: how agents' permission requests are answered
   OPENCODE_CONDUCTOR_HTTP_TOKEN           bearer token for --http (required off loopback)
   OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S   idle time before an --http client's session is closed (default 1800)
-  OPENCODE_CONDUCTOR_HTTP_ORIGINS         browser origins allowed for --http besides loopback (comma-separated)`;
+  OPENCODE_CONDUCTOR_HTTP_ORIGINS         browser origins allowed for --http besides loopback (comma-separated)
+  OPENCODE_CONDUCTOR_CONSOLE=1            also start the web console (stopped when this server exits)`;
 
 async function main(): Promise<number> {
   if (process.argv[2] === "install" || process.argv[2] === "uninstall") {
@@ -40,6 +43,16 @@ async function main(): Promise<number> {
     const [{ ConfigError, loadConfig }, { installCommand }] = await Promise.all([import("./config.js"), import("./install-cli.js")]);
     try {
       return await installCommand(verb, process.argv.slice(3), loadConfig().stateDir);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      process.stderr.write(`opencode-conductor: ${error.message}\n`);
+      return 2;
+    }
+  }
+  if (process.argv[2] === "console") {
+    const [{ ConfigError, loadConfig }, { consoleCommand }] = await Promise.all([import("./config.js"), import("./console/command.js")]);
+    try {
+      return await consoleCommand(process.argv.slice(3), loadConfig());
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       process.stderr.write(`opencode-conductor: ${error.message}\n`);
@@ -75,12 +88,13 @@ async function main(): Promise<number> {
   }
 
   // Loaded only now, so --help, --version and flag errors answer without loading the server.
-  const [{ ConfigError, loadConfig }, { createConnection }, { assertSomeTools, createServer }, { startHttp }, { StdioServerTransport }] = await Promise.all([
+  const [{ ConfigError, loadConfig }, { createConnection }, { assertSomeTools, createServer }, { startHttp }, { StdioServerTransport }, { consoleCommandLine, startConsoleChild }] = await Promise.all([
     import("./config.js"),
     import("./mcp/connection.js"),
     import("./mcp/server.js"),
     import("./mcp/transports/http.js"),
     import("@modelcontextprotocol/sdk/server/stdio.js"),
+    import("./console/launch.js"),
   ]);
 
   let config;
@@ -123,10 +137,20 @@ async function main(): Promise<number> {
     process.stdin.once("close", () => void shutdown());
   }
 
+  // The web console is its own process (one console sees every MCP server); say how to open it, or start it.
+  const webConsole = process.env.OPENCODE_CONDUCTOR_CONSOLE === "1" ? startConsoleChild(process.argv[1]!) : undefined;
+  if (webConsole) {
+    webConsole.url.then(
+      (url) => process.stderr.write(`opencode-conductor: web console at ${url} (pid ${webConsole.pid})\n`),
+      (error: Error) => process.stderr.write(`opencode-conductor: the web console did not start: ${error.message}\n`),
+    );
+  } else process.stderr.write(`opencode-conductor: watch its work in a browser: ${consoleCommandLine()}\n`);
+
   let closing = false;
   async function shutdown(): Promise<void> {
     if (closing) return;
     closing = true;
+    webConsole?.stop();
     await closeTransport().catch(() => undefined);
     await connection.close().catch(() => undefined);
     process.exit(0);

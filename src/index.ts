@@ -26,7 +26,8 @@ export type { RevertState, CompactOptions, ShellOptions } from "./core/sessions/
 export type { ServerStatus } from "./core/catalog/status.js";
 export type { ModelRow, ListModelsOptions } from "./core/catalog/models.js";
 export { CATALOG_KINDS, type CatalogKind, type CatalogRows } from "./core/catalog/catalogs.js";
-export { InstanceManager, type InstanceManagerOptions } from "./core/instances/manager.js";
+export { InstanceManager } from "./core/instances/manager.js";
+export { type InstanceManagerOptions } from "./core/instances/types.js";
 export { InstanceLeases, type InstanceLease } from "./core/instances/leases.js";
 
 export { createServer, INSTRUCTIONS } from "./mcp/server.js";

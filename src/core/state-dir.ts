@@ -47,6 +47,27 @@ export async function writeJsonAtomic(path: string, value: unknown, mode = 0o600
   await dirHandle?.close();
 }
 
+/** Each line of a JSON-lines file that parses, oldest first; none when the file does not exist. */
+export async function readJsonLines(path: string): Promise<unknown[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  const values: unknown[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      values.push(JSON.parse(line));
+    } catch {
+      // a torn last line from a crash: skip it
+    }
+  }
+  return values;
+}
+
 /** Parsed JSON of `path`, or `fallback` when the file does not exist. */
 export async function readJson<T>(path: string, fallback: T): Promise<T> {
   let text: string;

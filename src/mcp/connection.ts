@@ -3,7 +3,8 @@
 // machine, else a `opencode serve` started here (stopped when this process exits). Private
 // instances (`isolation: "instance"`) are separate servers; a session id is routed to the server
 // that holds it.
-import { discoverConnection, findRunningServers } from "../client/discover.js";
+import { discoverConnection } from "../client/discovery/connection.js";
+import { findRunningServers } from "../client/discovery/running-servers.js";
 import { NotFoundError } from "../client/errors.js";
 import { autoStart } from "../client/autostart.js";
 import { MissingBinaryError, resolveOpencodeBinary, type SpawnedOpencode } from "../client/spawn.js";
@@ -11,7 +12,8 @@ import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
 import type { CoreSettings } from "../core/context.js";
 import { guardFeatures } from "../core/server/feature-guard.js";
-import { sharedInstanceManager, type InstanceManager } from "../core/instances/manager.js";
+import { sharedInstanceManager } from "../core/instances/shared.js";
+import { type InstanceManager } from "../core/instances/manager.js";
 import { isSessionId } from "../core/inputs/ids.js";
 import { InstanceLeases } from "../core/instances/leases.js";
 

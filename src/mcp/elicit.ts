@@ -11,6 +11,7 @@ import type { ApprovalMode } from "../config.js";
 import { describeRequest, type AnswerPermission, type AnswerQuestion, type PendingPermission, type PendingQuestion, type PendingRequest } from "../core/policy/approvals.js";
 import { digestPrompt } from "../core/governance/audit.js";
 import type { BlockedHandler } from "../core/turns/blocked.js";
+import { AnsweredElsewhere } from "../core/turns/watch.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Decider, RefusedApproval } from "./refusals.js";
 import type { ToolContext } from "./tool-def.js";
@@ -53,6 +54,12 @@ async function ask(ctx: ToolContext, conductor: Conductor, r: PendingRequest, o:
   try {
     result = await ctx.elicit!(r.kind === "permission" ? permissionForm(r) : questionForm(r), o);
   } catch (error) {
+    // Answered in the web console (or by another client) while the form was open: the form is
+    // withdrawn and the wait goes on; whoever answered audited it.
+    if (o.signal?.reason instanceof AnsweredElsewhere) {
+      ctx.progress(`answered elsewhere: ${describeRequest(r)}`);
+      return "handled";
+    }
     // No answer in time (or the client failed): the caller gets BLOCKED and can still answer.
     ctx.log("warning", `Asking the user about ${r.id} failed (${(error as Error).message}); returning it as BLOCKED.`);
     return giveBack(ctx, r, { by: "client", action: "error", elapsed: now() - asked, reason: `asking the user failed (${(error as Error).message.slice(0, 200)})` });

@@ -12,6 +12,7 @@ import type { Conductor } from "../core/conductor.js";
 import type { Connection } from "./connection.js";
 import { UsageError, type NextStep } from "../core/errors.js";
 import type { RequestLog } from "../core/governance/request-ids.js";
+import type { TaskRecords } from "../core/governance/task-records.js";
 import { auditEntry, isAudited } from "./audit-entry.js";
 import { acceptedArguments } from "./client-arguments.js";
 import { withRefusals } from "./refusals.js";
@@ -32,6 +33,7 @@ export interface RegisterOptions {
   /** Where calls that change something are recorded. */
   audit?: AuditLog;
   requests?: RequestLog;
+  tasks?: TaskRecords;
 }
 
 export function registerTool(server: McpServer, def: ToolDef, options: RegisterOptions): void {
@@ -79,6 +81,7 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
     config: options.config,
     signal: extra.signal,
     requests: options.requests,
+    tasks: options.tasks,
     refused: [],
     canElicit: () => server.server.getClientCapabilities()?.elicitation?.form !== undefined,
     elicit(params, o = {}) {

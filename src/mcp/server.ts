@@ -7,6 +7,7 @@ import { AuditLog } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Connection } from "./connection.js";
 import { RequestLog } from "../core/governance/request-ids.js";
+import { TaskRecords, taskRecordsPath } from "../core/governance/task-records.js";
 import { VERSION } from "../version.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
@@ -58,6 +59,14 @@ function requestLog(stateDir: string): RequestLog {
   return log;
 }
 
+// The same for the task records the web console reads (one appender per file in this process).
+const taskLogs = new Map<string, TaskRecords>();
+function taskLog(stateDir: string): TaskRecords {
+  let log = taskLogs.get(stateDir);
+  if (!log) taskLogs.set(stateDir, (log = new TaskRecords(taskRecordsPath(stateDir))));
+  return log;
+}
+
 export function createServer(options: ServerOptions): McpServer {
   const server = new McpServer(
     { name: "opencode-conductor", title: "opencode conductor", version: VERSION },
@@ -77,6 +86,7 @@ export function createServer(options: ServerOptions): McpServer {
       secrets,
       audit,
       requests,
+      tasks: taskLog(options.config.stateDir),
     });
   }
   // Listed separately from tools: they cost a client nothing until it asks for them.

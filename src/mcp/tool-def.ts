@@ -6,6 +6,7 @@ import type { Config, Toolset } from "../config.js";
 import type { AuditEntry } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import type { RequestLog } from "../core/governance/request-ids.js";
+import type { TaskRecords } from "../core/governance/task-records.js";
 import type { Connection } from "./connection.js";
 import type { Decider, RefusedApproval } from "./refusals.js";
 
@@ -34,6 +35,8 @@ export interface ToolContext {
   refused?: RefusedApproval[];
   /** Idempotent starts (request_id), kept in the state dir. */
   requests?: RequestLog;
+  /** What the web console reads about each task started (task-records.ts). */
+  tasks?: TaskRecords;
 }
 
 export interface ToolAnswer<O> {

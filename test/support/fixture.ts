@@ -28,11 +28,23 @@ export interface Interaction {
   events?: RecordedEvent[];
 }
 
+/** One MCP tool call of a tool scenario (`npm run record -- --tools`) and what the live run answered. */
+export interface RecordedToolCall {
+  /** ms after the recording started that the call was made (the replay holds later events back until then). */
+  atMs?: number;
+  tool: string;
+  arguments: Record<string, unknown>;
+  /** What the live call answered: error or not, its status, the start of its text (for people reading the fixture). */
+  recorded: { isError: boolean; status?: string; text?: string };
+}
+
 export interface Fixture {
   scenario: string;
   opencodeVersion: string;
   /** What was left out or changed while recording (dropped event types, truncations). */
   notes?: string[];
+  /** Tool scenarios only: the calls made, in order; their traffic is `interactions`. */
+  calls?: RecordedToolCall[];
   interactions: Interaction[];
 }
 

@@ -23,6 +23,12 @@ export interface ToolCall {
   raw: CallToolResult;
 }
 
+/** A tool result as tests read it: the text blocks joined, the structured content, isError. */
+export function toolCallOf(raw: CallToolResult): ToolCall {
+  const text = raw.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+  return { text, data: (raw.structuredContent ?? {}) as Record<string, unknown>, isError: raw.isError === true, raw };
+}
+
 /** The MCP server over stdio, pointed at a test opencode (its URL, password and project directory). */
 export function startMcpFor(server: { url: string; password: string; directory: string }, env: Record<string, string> = {}): Promise<McpSession> {
   return startMcp({ OPENCODE_URL: server.url, OPENCODE_PASSWORD: server.password, OPENCODE_CONDUCTOR_DIRECTORY: server.directory, ...env });
@@ -49,8 +55,7 @@ export async function startMcp(env: Record<string, string>, clientCapabilities: 
         timeout: options.timeoutMs ?? 120_000,
         resetTimeoutOnProgress: true,
       })) as CallToolResult;
-      const text = raw.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
-      return { text, data: (raw.structuredContent ?? {}) as Record<string, unknown>, isError: raw.isError === true, raw };
+      return toolCallOf(raw);
     },
     async close() {
       await client.close();

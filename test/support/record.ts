@@ -4,6 +4,8 @@
 // server reports: with OPENCODE_BIN pointing at another release, its fixtures land in its own folder.
 // `npm run record -- --v2 [scenario ...]`: the same against the 2.x test server, through the v2
 // client, into test/fixtures/2.x-<version>/.
+// `npm run record -- --tools [scenario ...]`: MCP tool calls (recording/tool-scenarios.ts) into
+// test/fixtures/<version>/tools/, for the tools' unit tests.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { listOperations, type OpenApiDocument } from "../../codegen/lib/spec.js";
@@ -20,6 +22,8 @@ import { v2Scenarios, type V2Scenario } from "./recording/v2-scenarios.js";
 import { recordEvents } from "./v2-events.js";
 import { MISSING_SESSION, scenarios, type Scenario } from "./recording/scenarios.js";
 import { scrubFixture } from "./recording/scrub.js";
+import { recordToolScenario } from "./recording/record-tools.js";
+import { toolScenarios } from "./recording/tool-scenarios.js";
 
 // Stable stand-ins for what changes every run (ports are random, temp dirs are new).
 const PROJECT = "/project";
@@ -89,16 +93,36 @@ async function mainV2(wanted: string[]): Promise<void> {
     const fixture = await recordV2(scenario);
     dir = v2FixtureDir(fixture.opencodeVersion);
     await mkdir(dir, { recursive: true });
-    const json = `${JSON.stringify(fixture, null, 2)}\n`;
+    // A recording that holds opencode's whole spec (oc_status reads /doc) is kept compact.
+    const pretty = JSON.stringify(fixture, null, 2);
+    const json = `${pretty.length > 256 * 1024 ? JSON.stringify(fixture) : pretty}\n`;
     await writeFile(join(dir, `${scenario.name}.json`), json);
     console.log(`${scenario.name.padEnd(14)} ${String(fixture.interactions.length).padStart(2)} interactions, ${(json.length / 1024).toFixed(1).padStart(6)} kB, ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
   console.log(`fixtures written to ${dir}`);
 }
 
+async function mainTools(wanted: string[]): Promise<void> {
+  const unknown = wanted.filter((name) => !toolScenarios.some((s) => s.name === name));
+  if (unknown.length) throw new Error(`unknown tool scenario(s) ${unknown.join(", ")}; known: ${toolScenarios.map((s) => s.name).join(", ")}`);
+  for (const scenario of toolScenarios.filter((s) => wanted.length === 0 || wanted.includes(s.name))) {
+    const started = Date.now();
+    const fixture = await recordToolScenario(scenario, scrub);
+    const dir = join(fixtureDirFor(fixture.opencodeVersion), "tools");
+    await mkdir(dir, { recursive: true });
+    // A recording that holds opencode's whole spec (oc_status reads /doc) is kept compact.
+    const pretty = JSON.stringify(fixture, null, 2);
+    const json = `${pretty.length > 256 * 1024 ? JSON.stringify(fixture) : pretty}\n`;
+    await writeFile(join(dir, `${scenario.name}.json`), json);
+    const answered = fixture.calls!.map((c) => `${c.tool}:${c.recorded.status ?? (c.recorded.isError ? "error" : "ok")}`).join(" ");
+    console.log(`${scenario.name.padEnd(28)} ${String(fixture.interactions.length).padStart(3)} interactions, ${(json.length / 1024).toFixed(1).padStart(6)} kB, ${((Date.now() - started) / 1000).toFixed(1)} s  ${answered}`);
+  }
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes("--v2")) return mainV2(args.filter((a) => a !== "--v2"));
+  if (args.includes("--tools")) return mainTools(args.filter((a) => a !== "--tools"));
   const wanted = args;
   const unknown = wanted.filter((name) => !scenarios.some((s) => s.name === name));
   if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(", ")}; known: ${scenarios.map((s) => s.name).join(", ")}`);

@@ -3,7 +3,7 @@
 // opencode 2.x with that same pid (and version, when the file names one). That is the check opencode's
 // own clients make (`/api/info` on 2.0.x, `/api/health` on the pre-release; detect.ts asks both).
 // Anything else is skipped with the reason, for oc_status and the debug log; nothing here throws.
-import { isProcessAlive } from "../discover.js";
+import { isProcessAlive } from "../discovery/processes.js";
 import { detectServer, type ServerIdentity } from "../detect.js";
 import { AuthError } from "../errors.js";
 import { describeRegistration, readServiceFile, serviceFiles, serviceStateDir, type ServiceRegistration } from "./file.js";

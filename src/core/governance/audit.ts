@@ -3,8 +3,9 @@
 // Entries never hold a secret or a full prompt: a prompt is kept as its hash, length and first line.
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { open, readFile, type FileHandle } from "node:fs/promises";
+import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
+import { readJsonLines } from "../state-dir.js";
 
 export interface AuditEntry {
   time: string;
@@ -13,9 +14,9 @@ export interface AuditEntry {
   session_id?: string;
   directory?: string;
   model?: string;
-  /** An approval's decision, and who gave it (`model`, `human` through elicitation, or `policy` when denied by configuration). */
+  /** An approval's decision, and who gave it (`model`, `human` through elicitation, `human (console)` in the web console, or `policy` when denied by configuration). */
   decision?: string;
-  by?: "model" | "human" | "policy" | "client";
+  by?: "model" | "human" | "human (console)" | "policy" | "client";
   files?: string[];
   tokens?: number;
   cost?: number;
@@ -109,24 +110,10 @@ export interface AuditFilter {
 }
 
 export async function readAudit(path: string, filter: AuditFilter = {}): Promise<AuditEntry[]> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
   const since = filter.since === undefined ? -Infinity : new Date(filter.since).getTime();
   const until = filter.until === undefined ? Infinity : new Date(filter.until).getTime();
   const entries: AuditEntry[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    let entry: AuditEntry;
-    try {
-      entry = JSON.parse(line) as AuditEntry;
-    } catch {
-      continue; // a torn last line from a crash: skip it
-    }
+  for (const entry of (await readJsonLines(path)) as AuditEntry[]) {
     const at = new Date(entry.time).getTime();
     if (at < since || at > until) continue;
     if (filter.sessionId && entry.session_id !== filter.sessionId) continue;

@@ -3,7 +3,8 @@
 // the caller's own, and records each session in the registry as soon as it exists, so the work is
 // on record while it runs and can be found again after a restart. One conductor per instance.
 import type { PermissionRule } from "../policy/permissions.js";
-import type { Instance, InstanceManager } from "./manager.js";
+import type { Instance } from "./types.js";
+import type { InstanceManager } from "./manager.js";
 
 /** What a lease needs of a conductor: to be closed when its instance ends. */
 export interface Closable {

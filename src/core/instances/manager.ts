@@ -8,97 +8,22 @@
 // dead and stops their servers.
 import { realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
-import { connect, type OpencodeClient } from "../../client/connect.js";
+import { join,resolve } from "node:path";
+import { connect } from "../../client/connect.js";
 import { cliInfo } from "../../client/service/cli.js";
-import { resolveOpencodeBinary, spawnOpencode, randomPassword, type SpawnedOpencode } from "../../client/spawn.js";
-import { connectV2, type OpencodeV2Client } from "../../client/v2/index.js";
-import type { Config } from "../../config.js";
+import { resolveOpencodeBinary,spawnOpencode,randomPassword,type SpawnedOpencode } from "../../client/spawn.js";
 import { UsageError } from "../errors.js";
 import { existingDirectory } from "../inputs/directory.js";
-import { guardConfig, guardedEnv, guardPermissionConfig, guardRules } from "../policy/guard-rails.js";
-import { guardConfigV2, withGuardV2 } from "../policy/guard-rails-v2.js";
+import { guardRules } from "../policy/guard-rails.js";
 import type { FallbackRecord } from "../turns/summary.js";
-import { InstanceRegistry, processStartTime, withoutPassword, type InstanceRow, type PublicInstanceRow, type StaleCleanup } from "./registry.js";
-import { isProcessAlive } from "../../client/discover.js";
+import { InstanceRegistry,processStartTime,withoutPassword,type InstanceRow,type PublicInstanceRow,type StaleCleanup } from "./registry.js";
+import { isProcessAlive } from "../../client/discovery/processes.js";
 import type { PermissionRule } from "../policy/permissions.js";
-import { prepareSandbox, resolveSrt, type Sandbox } from "./sandbox.js";
+import { prepareSandbox,resolveSrt,type Sandbox } from "./sandbox.js";
+import { instanceEnvironment,dataHome } from "./environment.js";
+import type { AttachCommand, Instance, InstanceInfo, InstanceManagerOptions, Managed } from "./types.js";
+import { isBusy } from "./busy.js";
 
-type Json = Record<string, unknown>;
-
-export interface InstanceManagerOptions {
-  stateDir: string;
-  /** Idle seconds (no busy session, no use) before an instance is stopped. */
-  ttlS: number;
-  /** opencode binary; default: the pinned one (see resolveOpencodeBinary). */
-  binary?: string;
-  /** Base environment of instances (default process.env); credentials are removed from it. */
-  env?: NodeJS.ProcessEnv;
-  /** Extra opencode config for a directory (e.g. a provider), merged under the guard config. */
-  configFor?(directory: string): Json | undefined | Promise<Json | undefined>;
-  /** Environment names to keep although they look like credentials (e.g. AWS_* for Bedrock). */
-  keepEnv?: string[];
-  /** Apply the guard rails (default true). */
-  guard?: boolean;
-  /** How long to wait for `opencode serve` to listen (default 30 s). */
-  startTimeoutMs?: number;
-  /** Run each instance in the srt OS sandbox (see src/core/instances/sandbox.ts); never unsandboxed if it fails. */
-  sandbox?: "srt";
-  /** Path of the srt binary; default: the installed package's, else `srt` on PATH. */
-  srtBinary?: string;
-  /** Hosts a sandboxed instance may reach besides loopback (default: DEFAULT_ALLOWED_DOMAINS). */
-  sandboxAllowedDomains?: string[];
-  /** Told about every server started and every one that ended (tests track pids with it). */
-  onSpawn?(instance: Instance): void;
-  onExit?(instance: Instance): void;
-}
-
-export interface Instance {
-  directory: string;
-  url: string;
-  port: number;
-  pid: number;
-  /** Basic-auth password (user `opencode`). Keep it out of anything shown. */
-  password: string;
-  startedAt: Date;
-  /** The binary's major: 2.x speaks only the v2 API (see `client`). */
-  major: 1 | 2;
-  /** A v1 client bound to the instance and its directory (of no use on a 2.x instance). */
-  client: OpencodeClient;
-  /** Resolves with the exit code or signal once the server ended and its registry row is gone. */
-  exited: Promise<number | string>;
-}
-
-export interface InstanceInfo extends PublicInstanceRow {
-  /** Started by this conductor (only those can be stopped here while their conductor lives). */
-  owned: boolean;
-  /** Seconds since the last use, when known. */
-  idleS?: number;
-}
-
-export interface AttachCommand {
-  /** What to show: `opencode attach <url> --session <id>` (no password). */
-  command: string;
-  /** Environment for running `command` yourself (holds the password: do not show). */
-  /** `OPENCODE_SERVER_PASSWORD` (1.x) or `OPENCODE_PASSWORD` (2.x). */
-  env: Record<string, string>;
-  /** A shell line that reads the password from the registry, safe to show. */
-  shell: string;
-}
-
-interface Managed extends Instance {
-  server: SpawnedOpencode;
-  sandbox?: Sandbox;
-  lastUsed: number;
-  lastPersisted: number;
-  holds: number;
-  /** Status checks in a row that got no answer. */
-  unanswered: number;
-  /** The v2 client of a 2.x instance, made on the first status check. */
-  v2?: Promise<OpencodeV2Client>;
-  stopping?: Promise<void>;
-}
 
 const TOUCH_PERSIST_MS = 5_000;
 
@@ -237,7 +162,7 @@ export class InstanceManager {
    */
   sessionRules(userRules?: PermissionRule[]): PermissionRule[] | undefined {
     if (this.options.guard === false) return userRules;
-    return guardRules({ opencodeDataDir: join(this.dataHome(), "opencode"), ...(userRules ? { userRules } : {}) });
+    return guardRules({ opencodeDataDir: join(dataHome(this.options), "opencode"), ...(userRules ? { userRules } : {}) });
   }
 
   /** Passwords of this conductor's instances, for scrubbing answers. */
@@ -251,31 +176,6 @@ export class InstanceManager {
     if (typeof directoryOrPid === "number") return [...this.instances.values()].find((m) => m.pid === directoryOrPid);
     const abs = resolve(directoryOrPid);
     return this.instances.get(abs) ?? this.instances.get(realpathOrSelf(abs));
-  }
-
-  private dataHome(): string {
-    const env = this.options.env ?? process.env;
-    return env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
-  }
-
-  private async environment(directory: string, major: 1 | 2): Promise<NodeJS.ProcessEnv> {
-    const base = this.options.env ?? process.env;
-    const guard = this.options.guard !== false;
-    const env = guard ? guardedEnv(base, { keep: this.options.keepEnv }) : { ...base };
-    // The caller's own inline config stays, under ours; the guard comes last so it wins.
-    let config = parseJson(base.OPENCODE_CONFIG_CONTENT, "OPENCODE_CONFIG_CONTENT");
-    config = deepMerge(config, (await this.options.configFor?.(directory)) ?? {});
-    if (major === 2) {
-      // 2.x reads no OPENCODE_PERMISSION; its inline config is loaded last (guard-rails-v2.ts).
-      if (guard) config = withGuardV2(config, guardConfigV2({ opencodeDataDir: join(this.dataHome(), "opencode") }));
-      env.OPENCODE_CONFIG_CONTENT = JSON.stringify(config);
-      return env;
-    }
-    if (guard) config = deepMerge(config, guardConfig());
-    env.OPENCODE_CONFIG_CONTENT = JSON.stringify(config);
-    // opencode merges OPENCODE_PERMISSION after every config file, the repository's included.
-    if (guard) env.OPENCODE_PERMISSION = JSON.stringify(deepMerge(parseJson(base.OPENCODE_PERMISSION, "OPENCODE_PERMISSION"), guardPermissionConfig()));
-    return env;
   }
 
   private async prepareSandbox(dir: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
@@ -294,7 +194,7 @@ export class InstanceManager {
     await this.cleanStale();
     const binary = this.options.binary ?? resolveOpencodeBinary();
     const major = (await cliInfo(binary, this.options.env ?? process.env)).major === 2 ? 2 : 1;
-    const env = await this.environment(dir, major);
+    const env = await instanceEnvironment(this.options, dir, major);
     const sandbox = this.options.sandbox === "srt" ? await this.prepareSandbox(dir, env) : undefined;
     let server: SpawnedOpencode;
     try {
@@ -387,7 +287,7 @@ export class InstanceManager {
       const now = Date.now();
       for (const m of [...this.instances.values()]) {
         if (m.stopping || m.holds > 0 || now - m.lastUsed < this.ttlMs) continue;
-        if (await this.busy(m)) {
+        if (await isBusy(m)) {
           m.lastUsed = Date.now(); // working: idle time starts when it stops
           continue;
         }
@@ -402,43 +302,8 @@ export class InstanceManager {
     }
   }
 
-  /** A session of the instance is busy or retrying (`session.status` lists only those). */
-  private async busy(m: Managed): Promise<boolean> {
-    try {
-      const status = m.major === 2 ? await activeV2(m) : await m.client.call("session.status", {}, { timeoutMs: 5_000 });
-      m.unanswered = 0;
-      return Object.keys(status ?? {}).length > 0;
-    } catch {
-      // A loaded server can be slow to answer: only one that stays silent is reaped as broken.
-      m.unanswered += 1;
-      return m.unanswered < 3;
-    }
-  }
 }
 
-/** 2.x: `GET /api/session/active` lists the running sessions (`{data: {ses_…: {type: "running"}}}`). */
-async function activeV2(m: Managed): Promise<Record<string, unknown>> {
-  const pending = (m.v2 ??= connectV2({ url: m.url, password: m.password }));
-  pending.catch(() => (m.v2 = undefined)); // a failed connect is retried at the next check
-  const answer = (await (await pending).request("session.active", {}, { timeoutMs: 5_000 })) as { data?: Record<string, unknown> } | undefined;
-  return answer?.data ?? {};
-}
-
-// ---------------------------------------------------------------------------------------------
-
-let shared: { stateDir: string; manager: InstanceManager } | undefined;
-
-/**
- * The process-wide manager for the MCP server (oc_delegate isolation "instance", oc_instances).
- * `options` count on the first call only (per state dir).
- */
-export function sharedInstanceManager(config: Pick<Config, "stateDir" | "instanceTtlS" | "sandbox">, options: Partial<InstanceManagerOptions> = {}): InstanceManager {
-  if (!shared || shared.stateDir !== config.stateDir) {
-    const sandbox = config.sandbox ? { sandbox: config.sandbox } : {};
-    shared = { stateDir: config.stateDir, manager: new InstanceManager({ stateDir: config.stateDir, ttlS: config.instanceTtlS, ...sandbox, ...options }) };
-  }
-  return shared.manager;
-}
 
 function realpathOrSelf(path: string): string {
   try {
@@ -446,27 +311,6 @@ function realpathOrSelf(path: string): string {
   } catch {
     return path;
   }
-}
-
-function parseJson(text: string | undefined, name: string): Json {
-  if (!text) return {};
-  try {
-    const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : {};
-  } catch {
-    throw new UsageError(`${name} is not valid JSON; fix or unset it before starting an instance.`);
-  }
-}
-
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-
-function deepMerge(base: Json, over: Json): Json {
-  const out: Json = { ...base };
-  for (const [key, value] of Object.entries(over)) {
-    const current = out[key];
-    out[key] = isObject(current) && isObject(value) ? deepMerge(current, value) : value;
-  }
-  return out;
 }
 
 function shellQuote(text: string): string {

@@ -8,11 +8,11 @@
 // one per conductor, because start-up cleanup must see the rows of conductors that died.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { open, readFile, rm, stat } from "node:fs/promises";
+import { open,readFile,rm,stat } from "node:fs/promises";
 import { join } from "node:path";
-import { isOpencodeProcess, isProcessAlive, processArgv } from "../../client/discover.js";
+import { isOpencodeProcess,isProcessAlive,processArgv } from "../../client/discovery/processes.js";
 import type { FallbackRecord } from "../turns/summary.js";
-import { ensureStateDir, readJson, writeJsonAtomic } from "../state-dir.js";
+import { ensureStateDir,readJson,writeJsonAtomic } from "../state-dir.js";
 
 export interface InstanceSession {
   id: string;

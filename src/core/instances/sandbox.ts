@@ -6,12 +6,12 @@
 // directory to the server's port, and here a TCP listener on the same port number relays to that
 // socket; (2) NO_PROXY is cleared inside so loopback traffic (the model) goes through srt's proxy,
 // whose allowlist names 127.0.0.1/localhost.
-import { accessSync, constants, existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, rm, writeFile } from "node:fs/promises";
+import { accessSync,constants,existsSync,readFileSync } from "node:fs";
+import { chmod,mkdir,rm,writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { connect,createServer,type Server,type Socket } from "node:net";
 import { homedir } from "node:os";
-import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { delimiter,dirname,isAbsolute,join,resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { UsageError } from "../errors.js";
 

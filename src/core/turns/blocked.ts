@@ -22,7 +22,10 @@ export async function waitThrough(watch: TurnWatch, o: TurnWaitOptions & { onBlo
     for (const request of [...watch.pending.values()]) {
       // An answered request seen again means the answer did not land: give it back rather than loop.
       if (handled.has(request.id)) return "blocked";
-      if ((await onBlocked(request, { timeoutMs: left(), signal: o.signal })) === "return") return "blocked";
+      // Answered by someone else meanwhile (the web console, another client): the handler stops asking.
+      const answered = watch.answeredSignal(request.id);
+      const signal = o.signal ? AbortSignal.any([o.signal, answered]) : answered;
+      if ((await onBlocked(request, { timeoutMs: left(), signal })) === "return" && !answered.aborted) return "blocked";
       handled.add(request.id);
       watch.pending.delete(request.id); // its `replied` event may still be on the way
     }

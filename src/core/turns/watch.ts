@@ -45,6 +45,14 @@ const START_GRACE_MS = 10_000;
 /** Idle with the reply not yet terminal: a failed turn's error lands within ~250 ms; after this, read again, then give up. */
 const SETTLE_MS = 2_000;
 
+/** The reason a request's answered signal aborts: someone else (another client, the web console) answered it. */
+export class AnsweredElsewhere extends Error {
+  constructor(readonly requestId: string) {
+    super(`request ${requestId} was answered elsewhere`);
+    this.name = "AnsweredElsewhere";
+  }
+}
+
 export class TurnWatch {
   /** Sessions whose requests block this one: itself and sub-agent children seen while watching. */
   readonly sessions: Set<string>;
@@ -68,6 +76,8 @@ export class TurnWatch {
   private evidenceTimer: NodeJS.Timeout | undefined;
   private evidenceReads = 0;
   private readonly wakers = new Set<() => void>();
+  /** One per request asked about: aborted when opencode says it was answered (answeredSignal). */
+  private readonly replies = new Map<string, AbortController>();
   private readonly endListeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
@@ -259,12 +269,31 @@ export class TurnWatch {
     this.end(messages, verdict);
   }
 
+  /**
+   * Aborted (reason AnsweredElsewhere) once opencode reports request `id` answered, by whoever: a
+   * handler asking a person (an MCP form) stops asking when the answer came from somewhere else.
+   */
+  answeredSignal(id: string): AbortSignal {
+    let controller = this.replies.get(id);
+    if (!controller) this.replies.set(id, (controller = new AbortController()));
+    return controller.signal;
+  }
+
+  private replied(id: string): void {
+    const wasPending = this.pending.delete(id);
+    let controller = this.replies.get(id);
+    // Kept only for this watch's own requests (a later answeredSignal must see it aborted).
+    if (!controller && !wasPending) return;
+    if (!controller) this.replies.set(id, (controller = new AbortController()));
+    if (!controller.signal.aborted) controller.abort(new AnsweredElsewhere(id));
+  }
+
   /** Merges the server's list: drops what was answered, keeps what was asked meanwhile. */
   private async refreshPending(): Promise<void> {
     const known = new Set(this.pending.keys());
     const open = await this.engine.listPending(this.sessions);
     const openIds = new Set(open.map((r) => r.id));
-    for (const id of known) if (!openIds.has(id)) this.pending.delete(id);
+    for (const id of known) if (!openIds.has(id)) this.replied(id);
     for (const request of open) this.pending.set(request.id, request);
   }
 
@@ -357,7 +386,7 @@ export class TurnWatch {
         this.notify();
         return;
       case "request-answered":
-        this.pending.delete(s.id);
+        this.replied(s.id);
         return;
       case "tool":
         this.progress({ kind: "tool", tool: s.tool, status: s.status, title: s.title, message: `${s.tool} ${s.status}${s.title ? `: ${s.title}` : ""}` });

@@ -19,12 +19,11 @@ const pending = new Map<number, Pending>();
 function spawnWorker(): Worker {
   const built = new URL("./check-worker.js", import.meta.url);
   const source = new URL("./check-worker.ts", import.meta.url);
-  // Under tsx the worker inherits its loader (execArgv); under vitest it registers tsx itself.
+  // From source (tsx, vitest) the worker registers tsx itself: a worker started under the tsx CLI
+  // does not get its loader from execArgv (tsx 4.23: "Unknown file extension .ts").
   const w = existsSync(fileURLToPath(built))
     ? new Worker(built)
-    : process.execArgv.some((a) => a.includes("tsx"))
-      ? new Worker(source)
-      : new Worker(`import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); });`, { eval: true });
+    : new Worker(`import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); });`, { eval: true });
   w.unref();
   w.on("message", (m: { seq: number; checked?: Checked; error?: string }) => {
     const p = pending.get(m.seq);

@@ -18,6 +18,7 @@ import type { Conductor } from "../../core/conductor.js";
 import type { PermissionConfig } from "../../core/policy/permissions.js";
 import { defineTool, type ToolContext } from "../tool-def.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
+import { recordTaskEnd, recordTaskStart } from "../task-record.js";
 
 /** opencode.json's `permission` shape; checked by the core with an error that names the bad entry. */
 export const rulesField = z.record(z.string(), z.unknown()).transform((rules) => rules as PermissionConfig);
@@ -99,10 +100,14 @@ async function delegateOn(conductor: Conductor, args: Args, ctx: ToolContext) {
         checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
         maxTokens: args.max_tokens,
         maxCostUsd: args.max_cost_usd,
-        onSession: onSession && ((id) => onSession(id, 0)),
+        onSession: async (id) => {
+          await recordTaskStart(ctx, conductor, { sessionId: id, tool: "oc_delegate", task: args.task, title: args.title, directory: args.directory, isolation: args.isolation, model: args.model, agent: args.agent, fallbacks: args.fallback_models, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd, checks: args.checks });
+          await onSession?.(id, 0);
+        },
       });
       await afterCancel(ctx, conductor, [result.sessionId], args.interrupt_on_cancel);
       const data = { ...turnData(result), ...(result.attach ? { isolation: "instance", attach: result.attach } : {}) };
+      await recordTaskEnd(ctx, data);
       return { text: `${turnText(data)}${result.attach ? `\nWatch it live: ${result.attach}` : ""}`, data };
     };
     return startOnce(ctx, "oc_delegate", args.request_id, 1, start, (record) => replay(record.sessionIds[0]!));

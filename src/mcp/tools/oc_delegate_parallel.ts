@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelSummary } from "../../core/parallel.js";
 import type { StartRecord } from "../../core/governance/request-ids.js";
@@ -6,6 +7,7 @@ import { approvalHandler } from "../elicit.js";
 import { startOnce } from "../request-replay.js";
 import { defineTool } from "../tool-def.js";
 import { turnData, turnText, type TurnData } from "../turn-answer.js";
+import { recordTaskEnd, recordTaskStart } from "../task-record.js";
 import { rulesField } from "./oc_delegate.js";
 
 const taskField = z.object({
@@ -48,10 +50,19 @@ export const ocDelegateParallel = defineTool({
     const conductor = await ctx.conductor();
     const onBlocked = approvalHandler(ctx, conductor, args.approvals);
     const onProgress = (i: number, p: { message: string }) => ctx.progress(`task ${i + 1}: ${p.message}`);
+    // Names the batch in the task records the web console reads.
+    const batchId = args.request_id ?? `batch_${randomUUID().slice(0, 8)}`;
     const start = (onSession?: (id: string, index: number) => Promise<void>) =>
       conductor.parallel(
         args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions })),
-        { concurrency: args.concurrency, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, onBlocked, onSession, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd },
+        {
+          concurrency: args.concurrency, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, onBlocked, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd,
+          onSession: async (id, index) => {
+            const t = args.tasks[index]!;
+            await recordTaskStart(ctx, conductor, { sessionId: id, tool: "oc_delegate_parallel", task: t.task, batchId, index, title: t.title, directory: t.directory, model: t.model, agent: t.agent, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd });
+            await onSession?.(id, index);
+          },
+        },
       );
     // A repeat waits for the first call's sessions (as oc_wait would) instead of starting anything.
     const replay = async (record: StartRecord): Promise<ParallelSummary & { replayed: true }> => ({
@@ -63,6 +74,7 @@ export const ocDelegateParallel = defineTool({
     const results = batch.results.map((r) =>
       r.sessionId === undefined ? { index: r.index, status: r.status, answer: "", error: r.error } : { index: r.index, ...turnData(r) },
     );
+    await Promise.all(results.map((r) => ("session_id" in r && r.session_id ? recordTaskEnd(ctx, r as TurnData) : undefined)));
     const counts = Object.entries(batch.counts).map(([k, v]) => `${v} ${k}`).join(", ");
     const text = [
       ...(batch.replayed ? [`REPLAYED request_id ${args.request_id}: the first call's sessions, nothing new was started.`] : []),

@@ -2,7 +2,9 @@
 // from the registry without their passwords; nothing here ever reads a password into an answer.
 import { z } from "zod";
 import { quoted, UsageError } from "../../core/errors.js";
-import { sharedInstanceManager, type InstanceInfo, type InstanceManager } from "../../core/instances/manager.js";
+import { sharedInstanceManager } from "../../core/instances/shared.js";
+import { type InstanceInfo } from "../../core/instances/types.js";
+import { type InstanceManager } from "../../core/instances/manager.js";
 import type { PublicInstanceRow } from "../../core/instances/registry.js";
 import { defineTool, type ToolContext } from "../tool-def.js";
 

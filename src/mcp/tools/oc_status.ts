@@ -5,6 +5,7 @@ import { featureDetection } from "../../core/server/feature-guard.js";
 import { changedOperations } from "../../core/server/spec-changes.js";
 import { serverSpec, specFromDocument } from "../../core/server/spec.js";
 import { directoryField } from "../shared-fields.js";
+import { consoleCommandLine } from "../../console/launch.js";
 import { defineTool } from "../tool-def.js";
 
 export const ocStatus = defineTool({
@@ -56,6 +57,7 @@ export const ocStatus = defineTool({
       toolsets: ctx.config.toolsets,
       compatibility: compat,
       ...(connection ? { connection: { mode: connection.mode, steps: connection.steps } } : {}),
+      console: consoleCommandLine(),
     };
     const c = s.counts;
     const specLine = v2
@@ -66,7 +68,7 @@ export const ocStatus = defineTool({
         ? `Its spec is the pinned one (${compatibility.pinned}).`
         : `Its spec vs the pinned ${compatibility.pinned}: ${spec.operations.size} operations, ${spec.missing.length} missing, ${spec.extra.length} extra, ${changed.length} changed${args.spec_ops ? "" : " (spec_ops: true lists them)"}; oc_api and oc_api_ops use the server's own.`;
     const lists = args.spec_ops && spec ? `\nMissing: ${spec.missing.join(", ") || "none"}\nExtra: ${spec.extra.join(", ") || "none"}\nChanged: ${changed.join(", ") || "none"}` : "";
-    const text = `opencode ${s.version} at ${s.url} (engine ${s.engine}): ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}\nCompatibility: ${compat.verdict}; supported range ${compat.supported_range ?? "unknown"} (docs/compatibility.md). ${specLine}${lists}${connection ? `\nConnection (${connection.mode}): ${connection.steps.map((x) => `${x.step}: ${x.result}`).join("; ")}` : ""}`;
+    const text = `opencode ${s.version} at ${s.url} (engine ${s.engine}): ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}\nCompatibility: ${compat.verdict}; supported range ${compat.supported_range ?? "unknown"} (docs/compatibility.md). ${specLine}${lists}${connection ? `\nConnection (${connection.mode}): ${connection.steps.map((x) => `${x.step}: ${x.result}`).join("; ")}` : ""}\nWeb console (tasks, approvals, timeline, audit): ${data.console}`;
     return { text, data };
   },
 });

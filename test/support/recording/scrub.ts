@@ -101,7 +101,9 @@ export function scrubFixture(raw: Fixture, context: ScrubContext): Fixture {
   // No count: how many heartbeats and start-up events fell into a recording varies.
   if (dropped) notes.push(`dropped events of types ${[...DROPPED_EVENTS].join(", ")} (noise, see scrub.ts)`);
   if (truncated) notes.push(`truncated ${truncated} strings longer than ${MAX_STRING} chars`);
-  const fixture: Fixture = { scenario: raw.scenario, opencodeVersion: raw.opencodeVersion, ...(notes.length ? { notes } : {}), interactions };
+  // After the interactions, so the calls' ids get the names the traffic gave them.
+  const calls = raw.calls?.map((c) => ({ ...c, arguments: scrub(c.arguments) as Record<string, unknown>, recorded: scrub(c.recorded) as typeof c.recorded }));
+  const fixture: Fixture = { scenario: raw.scenario, opencodeVersion: raw.opencodeVersion, ...(notes.length ? { notes } : {}), ...(calls ? { calls } : {}), interactions };
   assertClean(fixture, context, replacements);
   return fixture;
 }

@@ -1,7 +1,9 @@
 // Discovery's pure parts: /proc/net/tcp{,6} and lsof parsing, loopback hosts, what counts as an
 // opencode process, and the first two steps of discoverConnection (options, env), which never scan.
 import { describe, expect, it } from "vitest";
-import { discoverConnection, isOpencodeCommand, loopbackHost, parseLsofListen, parseProcNetTcp } from "../../../src/client/discover.js";
+import { discoverConnection } from "../../../src/client/discovery/connection.js";
+import { isOpencodeCommand } from "../../../src/client/discovery/processes.js";
+import { loopbackHost, parseLsofListen, parseProcNetTcp } from "../../../src/client/discovery/listeners.js";
 
 // Lines as the Linux kernel prints them (the 127.0.0.1:5931 row is from a real opencode serve).
 const TCP = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode

@@ -1,27 +1,21 @@
-// Every tool's schema as clients see it is snapshotted in test/__toolsnaps__/<tool>.json: a change
-// fails here until the snapshot is updated on purpose (UPDATE_TOOLSNAPS=1 npx vitest run toolsnaps).
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+// Rules every tool's listed schema follows, and the bookkeeping around the per-tool tests: each
+// tool's own test file (test/unit/tools/<tool>.test.ts) checks its snapshot in test/__toolsnaps__/
+// and its handler; here: no stale snapshot, no tool without its test file, and the shared rules.
+import { existsSync, readdirSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { listedTools } from "../../../src/mcp/listing/listed-tools.js";
+import { allListedTools, TOOLSNAPS_DIR } from "../../support/toolsnaps.js";
 
-const DIR = new URL("../../__toolsnaps__/", import.meta.url);
-const update = process.env.UPDATE_TOOLSNAPS === "1";
-const tools = await listedTools({ OPENCODE_CONDUCTOR_TOOLSETS: "all" });
+const tools = await allListedTools();
+const TESTS = new URL("../tools/", import.meta.url);
 
 describe("tool schemas", () => {
-  it.each(tools.map((t) => [t.name, t] as const))("%s matches its snapshot", (name, tool) => {
-    const file = new URL(`${name}.json`, DIR);
-    const json = `${JSON.stringify(tool, null, 2)}\n`;
-    if (update || !existsSync(file)) {
-      mkdirSync(DIR, { recursive: true });
-      writeFileSync(file, json);
-    }
-    expect(json, `${name} changed: if on purpose, run UPDATE_TOOLSNAPS=1 npx vitest run --project unit toolsnaps`).toBe(readFileSync(file, "utf8"));
-  });
-
   it("has no snapshot for a tool that no longer exists", () => {
     const names = new Set(tools.map((t) => `${t.name}.json`));
-    expect(readdirSync(DIR).filter((f) => !names.has(f))).toEqual([]);
+    expect(readdirSync(TOOLSNAPS_DIR).filter((f) => !names.has(f))).toEqual([]);
+  });
+
+  it("has a unit test file for every tool", () => {
+    expect(tools.map((t) => t.name).filter((name) => !existsSync(new URL(`${name}.test.ts`, TESTS)))).toEqual([]);
   });
 
   it.each(tools.map((t) => [t.name, t] as const))("%s has a title, a description, all four annotations and an output schema", (_name, tool) => {

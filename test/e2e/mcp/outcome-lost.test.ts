@@ -1,0 +1,146 @@
+// When opencode itself fails: SIGKILLed mid-turn (the waiting tool answers within 2 s with the
+// session id), restarted on the same port (the dead turn is `lost`, never `running` or `done`, and
+// new work goes through), no opencode binary at all (an answer within 2 s that says what to do),
+// and the MCP server SIGKILLed while an instance task runs (no opencode of it stays alive).
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect } from "../../../src/client/index.js";
+import { isProcessAlive } from "../../../src/client/discovery/processes.js";
+import { CLI, startMcp, startMcpFor, type McpSession } from "../../support/mcp-client.js";
+import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../../support/opencode.js";
+import { text } from "../../support/scripted-model.js";
+import { spawn } from "node:child_process";
+
+describe("opencode killed and restarted under a turn", () => {
+  let server: TestOpencode;
+  let mcp: McpSession;
+  beforeAll(async () => {
+    server = await startOpencode();
+    mcp = await startMcpFor(server, { OPENCODE_CONDUCTOR_STATE_DIR: join(server.root, "state") });
+  });
+  afterAll(async () => {
+    await mcp?.close();
+    await server?.stop();
+  });
+
+  it("answers within 2 s with the session id, reports `lost` after the restart, and new work goes through", async () => {
+    server.model.queue(text("too late", { delayMs: 5_000 }));
+    const call = mcp.call("oc_delegate", { task: "a five second turn" });
+    await server.model.waitForRequests(1, { kind: "chat" });
+    const killedAt = Date.now();
+    await server.kill();
+    const result = await call;
+    const answeredIn = Date.now() - killedAt;
+    expect(result.isError, result.text).toBe(false);
+    expect(answeredIn).toBeLessThan(2_000);
+    expect(result.data.status).toBe("lost");
+    expect(result.data.session_id).toMatch(/^ses_/);
+    expect((result.data.error as { name: string; message: string }).message).toContain(server.url);
+    const sessionId = result.data.session_id as string;
+
+    await server.restart();
+    // What the restarted opencode recorded: the reply never completed and carries no error.
+    const client = connect({ url: server.url, password: server.password, directory: server.directory });
+    const messages = await client.call("session.messages", { path: { sessionID: sessionId } });
+    const reply = messages.findLast((m) => m.info.role === "assistant")?.info;
+    expect(reply?.role === "assistant" && reply.time.completed === undefined && !reply.error).toBe(true);
+
+    const waited = await mcp.call("oc_wait", { session_id: sessionId, timeout_s: 30 });
+    expect(waited.data.status, waited.text).toBe("lost");
+    const read = await mcp.call("oc_result", { session_id: sessionId });
+    expect(read.data.status, read.text).toBe("lost");
+
+    server.model.queue(text("back in business"));
+    const next = await mcp.call("oc_delegate", { task: "after the restart" });
+    expect(next.data.status, next.text).toBe("done");
+    expect(next.data.answer).toBe("back in business");
+
+    // A fresh MCP server that never saw the turn reads the same record: lost, not done.
+    const fresh = await startMcpFor(server, { OPENCODE_CONDUCTOR_STATE_DIR: join(server.root, "state-fresh") });
+    try {
+      const again = await fresh.call("oc_result", { session_id: sessionId });
+      expect(again.data.status, again.text).toBe("lost");
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+describe("no opencode anywhere", () => {
+  it("oc_status answers within 2 s with what to do", async () => {
+    const home = join(process.env.TMPDIR ?? "/tmp", `occ-nobin-${process.pid}`);
+    const mcp = await startMcp({ OPENCODE_BIN: "/nonexistent/opencode", OPENCODE_CONDUCTOR_STATE_DIR: join(home, "state"), ...xdg(home) });
+    try {
+      const started = Date.now();
+      const status = await mcp.call("oc_status", {});
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(status.text).toMatch(/opencode was not found/);
+      expect(status.text).toMatch(/OPENCODE_BIN/);
+      expect(status.text).toMatch(/OPENCODE_URL/);
+      expect(status.text.length).toBeLessThan(1_500);
+    } finally {
+      await mcp.close();
+    }
+  });
+});
+
+describe("the MCP server SIGKILLed during an instance task", () => {
+  let server: TestOpencode;
+  beforeAll(async () => {
+    server = await startOpencode();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("leaves no opencode of it alive 2 s later; the registry showed the running session", async () => {
+    const project = await makeProjectDir(server, "killed", { gitInit: true });
+    const stateDir = join(server.root, "state-killed");
+    const env = {
+      PATH: process.env.PATH ?? "",
+      OPENCODE_URL: server.url,
+      OPENCODE_PASSWORD: server.password,
+      OPENCODE_CONDUCTOR_STATE_DIR: stateDir,
+      ...xdg(server.home),
+      OPENCODE_CONFIG_CONTENT: JSON.stringify(offlineConfig(server.model.baseURL)),
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      npm_config_registry: "http://127.0.0.1:9/",
+    };
+    // The MCP server as its own process, so the test can SIGKILL it (the SDK transport owns its child otherwise).
+    const child = spawn(process.execPath, [CLI], { env, stdio: ["pipe", "pipe", "pipe"] });
+    const lines: string[] = [];
+    let buffer = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const parts = buffer.split("\n");
+      buffer = parts.pop()!;
+      lines.push(...parts);
+    });
+    const send = (message: Record<string, unknown>) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+    try {
+      send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "kill-test", version: "1" } } });
+      send({ method: "notifications/initialized" });
+      server.model.queue(text("never finished", { delayMs: 60_000 }));
+      send({ id: 2, method: "tools/call", params: { name: "oc_delegate", arguments: { task: "a long task", directory: project, isolation: "instance" } } });
+      await server.model.waitForRequests(1, { kind: "chat", timeoutMs: 120_000 });
+
+      const registry = JSON.parse(readFileSync(join(stateDir, "instances.json"), "utf8")) as { instances: Array<{ pid: number; sessions: Array<{ id: string }> }> };
+      expect(registry.instances).toHaveLength(1);
+      const instance = registry.instances[0]!;
+      expect(instance.sessions).toHaveLength(1); // recorded when the task started, while it runs
+      expect(instance.sessions[0]!.id).toMatch(/^ses_/);
+      expect(isProcessAlive(instance.pid)).toBe(true);
+
+      child.kill("SIGKILL");
+      const killedAt = Date.now();
+      while (isProcessAlive(instance.pid) && Date.now() - killedAt < 10_000) await new Promise((r) => setTimeout(r, 50)); // a process we cannot subscribe to
+      expect(Date.now() - killedAt).toBeLessThan(2_000);
+      expect(isProcessAlive(instance.pid)).toBe(false);
+    } finally {
+      child.kill("SIGKILL");
+      server.model.clear();
+      expect(existsSync(stateDir)).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,35 @@
+// oc_models: schema and recorded model lists (all, and a search), as opencode's provider
+// config listed them.
+import { describe, expect, it } from "vitest";
+import { describeRecordedCalls } from "../../support/tool-replay.js";
+import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+
+const TOOL = "oc_models";
+
+describe(`${TOOL} schema`, () => {
+  it("matches its snapshot", async () => expectToolsnap(await listedTool(TOOL)));
+
+  it("takes only optional filters; read-only", async () => {
+    const tool = await listedTool(TOOL);
+    expect(tool.inputSchema.required ?? []).toEqual([]);
+    expect(Object.keys(tool.inputSchema.properties!)).toEqual(["search", "provider", "free_only", "limit", "directory"]);
+    expect(tool.annotations?.readOnlyHint).toBe(true);
+  });
+});
+
+const ids = (r: { data: Record<string, unknown> }) => (r.data.models as Array<{ id: string }>).map((m) => m.id);
+
+describeRecordedCalls(TOOL, [
+  {
+    scenario: "server-reads",
+    call: 0,
+    answer: "ok",
+    check: (r, { fixture }) => {
+      const providers = (fixture.interactions.find((i) => i.operationId === "config.providers")!.body as { providers: Array<{ id: string; models: Record<string, unknown> }> }).providers;
+      const recorded = providers.flatMap((p) => Object.keys(p.models).map((m) => `${p.id}/${m}`)).sort();
+      expect(ids(r).sort()).toEqual(recorded);
+      expect(r.data.total).toBe(recorded.length);
+    },
+  },
+  { scenario: "server-reads", call: 1, answer: "ok", check: (r) => expect(ids(r)).toEqual(["fake/backup"]) },
+]);

@@ -1,0 +1,38 @@
+// oc_sessions: schema, input errors, and a recorded list (newest first, as opencode listed them).
+import { describe, expect, it } from "vitest";
+import { describeRecordedCalls, expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
+import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+
+const TOOL = "oc_sessions";
+
+describe(`${TOOL} schema`, () => {
+  it("matches its snapshot", async () => expectToolsnap(await listedTool(TOOL)));
+
+  it("takes only optional filters; read-only", async () => {
+    const tool = await listedTool(TOOL);
+    expect(tool.inputSchema.required ?? []).toEqual([]);
+    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+  });
+});
+
+describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
+  const none = useNoOpencode();
+  it("refuses a parent id that is not a session's", async () => {
+    expectCleanError(await (await none.mcp()).call(TOOL, { parent_id: "bad" }), /must be an opencode id starting with "ses_", got "bad"/);
+  });
+});
+
+describeRecordedCalls(TOOL, [
+  {
+    scenario: "session-actions",
+    call: 13,
+    answer: "ok",
+    check: (r, { fixture }) => {
+      const sessions = r.data.sessions as Array<{ id: string; title: string }>;
+      const listed = fixture.interactions.findLast((i) => i.operationId === "session.list")!.body as Array<{ id: string; title: string }>;
+      expect(sessions.map((s) => [s.id, s.title])).toEqual(listed.map((s) => [s.id, s.title]));
+      expect(sessions.map((s) => s.title)).toEqual(["renamed (fork #1)", "renamed"]);
+      expect(r.text.split("\n")[0]).toMatch(/^ses_0002 .* renamed \(fork #1\)/);
+    },
+  },
+]);
