@@ -123,6 +123,8 @@ describe("control on opencode 2.x", () => {
     server.model.queue(hang({ text: "partial " }));
     const started = await mcp.call("oc_delegate", { task: "never ends", title: "v2 interrupt", wait: false });
     const id = started.data.session_id as string;
+    // Interrupt once the model is answering (before that there is no step to keep text in).
+    await server.model.waitForRequests(1, { sessionId: id, timeoutMs: 60_000 });
     const r = await mcp.call("oc_interrupt", { session_id: id });
     expect(r.isError, r.text).toBe(false);
     expect(r.data).toMatchObject({ status: "interrupted" });
