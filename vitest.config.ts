@@ -68,6 +68,19 @@ export default defineConfig({
         },
       },
       {
+        // The fleet (docs/scaling.md): a real redis-server, two worker processes, two opencode
+        // servers and the MCP server; ~90 s, alone after the others (groupOrder 5).
+        test: {
+          name: "fleet",
+          include: ["test/fleet/**/*.test.ts"],
+          globalSetup: ["test/support/global-setup.ts"],
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 5 },
+        },
+      },
+      {
         // The compatibility matrix (test/compat/targets.ts): CI runs the oldest supported and the
         // newest 1.x release; `npm run test:compat` runs any list of versions.
         test: {

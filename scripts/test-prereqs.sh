@@ -19,6 +19,17 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${CHROMIUM_PATH:-}" ]; then
     echo "test prerequisites: chromium is missing (the browser tests need it): sudo apt-get install -y chromium, or set CHROMIUM_PATH" >&2
   fi
 fi
+# The fleet suite (test/fleet) runs a real Redis: install redis-server when root, else say how.
+# Without it that suite fails with the same message (it is never skipped).
+if ! command -v redis-server >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test prerequisites: installing redis-server with apt-get (the fleet tests need a real Redis)" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; } ||
+      echo "test prerequisites: apt-get could not install redis-server: the fleet tests will fail" >&2
+  else
+    echo "test prerequisites: redis-server is missing: the fleet tests (test/fleet) will fail. Install it: sudo apt-get install -y redis-server" >&2
+  fi
+fi
 
 missing=""
 command -v bwrap >/dev/null 2>&1 || missing="$missing bubblewrap"

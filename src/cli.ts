@@ -13,6 +13,10 @@ Usage:
                                           print the audit trail
   opencode-conductor console [--port N] [--open]
                                           a web console on 127.0.0.1: every task, approvals, timeline, audit (docs/console.md)
+  opencode-conductor worker --queue redis://HOST:PORT [--concurrency N] [--workspace DIR] [--root DIR]...
+                                          run queued tasks on this machine (docs/scaling.md)
+  opencode-conductor queue ls|show|cancel|limit
+                                          the fleet's queue at a terminal
   opencode-conductor install --client claude|codex|gemini|cursor|opencode [--scope user|project] [--dry-run] [--force]
                                           add the MCP server and the delegation skill to a client (uninstall: undo)
   opencode-conductor --help | --version
@@ -35,6 +39,8 @@ Environment:
   OPENCODE_CONDUCTOR_HTTP_TOKEN           bearer token for --http (required off loopback)
   OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S   idle time before an --http client's session is closed (default 1800)
   OPENCODE_CONDUCTOR_HTTP_ORIGINS         browser origins allowed for --http besides loopback (comma-separated)
+  OPENCODE_CONDUCTOR_QUEUE                redis://… : delegations run as jobs on a fleet of workers (docs/scaling.md)
+  OPENCODE_CONDUCTOR_QUEUE_TTL_S          how long finished queued tasks stay readable (default 604800)
   OPENCODE_CONDUCTOR_CONSOLE=1            also start the web console (stopped when this server exits)`;
 
 async function main(): Promise<number> {
@@ -43,6 +49,18 @@ async function main(): Promise<number> {
     const [{ ConfigError, loadConfig }, { installCommand }] = await Promise.all([import("./config.js"), import("./install-cli.js")]);
     try {
       return await installCommand(verb, process.argv.slice(3), loadConfig().stateDir);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      process.stderr.write(`opencode-conductor: ${error.message}\n`);
+      return 2;
+    }
+  }
+  if (process.argv[2] === "worker" || process.argv[2] === "queue") {
+    const sub = process.argv[2];
+    const { ConfigError, loadConfig } = await import("./config.js");
+    try {
+      if (sub === "queue") return await (await import("./queue-cli.js")).queueCommand(process.argv.slice(3));
+      return await (await import("./worker-cli.js")).workerCommand(process.argv.slice(3), loadConfig());
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       process.stderr.write(`opencode-conductor: ${error.message}\n`);

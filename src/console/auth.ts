@@ -8,6 +8,8 @@ import type { IncomingMessage } from "node:http";
 
 export const COOKIE = "occ_console";
 
+export const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
+
 export class ConsoleAuth {
   /** The secret of the printed URL (given with --token, else random). */
   readonly token: string;
@@ -15,6 +17,8 @@ export class ConsoleAuth {
   private readonly session = randomBytes(32).toString("base64url");
   private origins: Set<string> = new Set();
   private hosts: Set<string> = new Set();
+  /** Off loopback (--host with --token) the console is reached by whatever name the network gives it. */
+  private anyHost = false;
 
   constructor(token?: string) {
     this.token = token ?? randomBytes(24).toString("base64url");
@@ -22,7 +26,8 @@ export class ConsoleAuth {
 
   /** The origins (and hosts) the console answers as, once its port is known. */
   bind(host: string, port: number): void {
-    const names = host === "127.0.0.1" || host === "localhost" || host === "::1" ? ["127.0.0.1", "localhost", "[::1]"] : [host.includes(":") ? `[${host}]` : host];
+    this.anyHost = !LOOPBACK.has(host);
+    const names = LOOPBACK.has(host) ? ["127.0.0.1", "localhost", "[::1]"] : [host.includes(":") ? `[${host}]` : host];
     this.hosts = new Set(names.map((n) => `${n}:${port}`));
     this.origins = new Set(names.map((n) => `http://${n}:${port}`));
   }
@@ -40,7 +45,7 @@ export class ConsoleAuth {
   }
 
   hostAllowed(req: IncomingMessage): boolean {
-    return typeof req.headers.host === "string" && this.hosts.has(req.headers.host.toLowerCase());
+    return typeof req.headers.host === "string" && (this.anyHost || this.hosts.has(req.headers.host.toLowerCase()));
   }
 
   hasCookie(req: IncomingMessage): boolean {
@@ -52,7 +57,8 @@ export class ConsoleAuth {
   mayChange(req: IncomingMessage): { ok: true } | { ok: false; why: string } {
     if (!this.hasCookie(req)) return { ok: false, why: "no console cookie: open the URL printed by `opencode-conductor console` first" };
     const origin = req.headers.origin;
-    if (typeof origin !== "string" || !this.origins.has(origin)) return { ok: false, why: `Origin ${typeof origin === "string" ? JSON.stringify(origin.slice(0, 100)) : "(none)"} is not this console's` };
+    const own = this.anyHost ? new Set([`http://${String(req.headers.host).toLowerCase()}`]) : this.origins;
+    if (typeof origin !== "string" || !own.has(origin)) return { ok: false, why: `Origin ${typeof origin === "string" ? JSON.stringify(origin.slice(0, 100)) : "(none)"} is not this console's` };
     return { ok: true };
   }
 }

@@ -3,7 +3,8 @@
 import { spawn } from "node:child_process";
 import { parseArgs } from "node:util";
 import type { Config } from "../config.js";
-import { LOOPBACK, startConsole } from "./server.js";
+import { LOOPBACK } from "./auth.js";
+import { startConsole } from "./server.js";
 
 export const CONSOLE_USAGE = "opencode-conductor console [--port N] [--open] [--host H --token T]";
 

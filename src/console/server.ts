@@ -8,7 +8,7 @@ import { taskRecordsPath } from "../core/governance/task-records.js";
 import { ensureStateDir } from "../core/state-dir.js";
 import { answer, auditPage, BadRequest, events, readBody, stopInstance, taskDetail, type ApiContext } from "./api.js";
 import { asset, indexPage } from "./assets.js";
-import { ConsoleAuth } from "./auth.js";
+import { ConsoleAuth, LOOPBACK } from "./auth.js";
 import { Servers } from "./servers.js";
 import { followStateFiles } from "./state-files.js";
 import { Store } from "./store.js";
@@ -27,8 +27,6 @@ export interface RunningConsole {
   origin: string;
   close(): Promise<void>;
 }
-
-export const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
 // The page's own scripts and styles only: agent text that slipped into markup could not run.
 const HEADERS = {

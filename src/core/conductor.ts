@@ -11,6 +11,8 @@ import { catalog, type CatalogKind } from "./catalog/catalogs.js";
 import { listModels, type ListModelsOptions } from "./catalog/models.js";
 import { serverStatus } from "./catalog/status.js";
 import type { CoreContext, CoreSettings, DirectoryOption, SessionDefaults } from "./context.js";
+// With a queue, anything but a session id given to wait/result/interrupt is a task id.
+import { isSessionId } from "./inputs/ids.js";
 import { InstanceLeases } from "./instances/leases.js";
 import type { InstanceManager } from "./instances/manager.js";
 import { guardedEnv } from "./policy/guard-rails.js";
@@ -25,6 +27,10 @@ import { sessionScope } from "./sessions/scope.js";
 import type { Detail } from "./turns/summary.js";
 import { runningWatches } from "./turns/kept-watches.js";
 import type { WaitOptions } from "./turns/turn.js";
+import type { TaskQueue } from "./queue/client.js";
+import { queueSettingsFromEnv, type QueueSettings } from "./queue/settings.js";
+import type { QueuedDelegateOptions } from "./queue/spec.js";
+import type { TaskView } from "./queue/outcome.js";
 
 /**
  * `url` (+ password, directory): the engine is picked on first use by asking the server; `client`:
@@ -37,6 +43,11 @@ export type ConductorOptions = (ConnectOptions | { client: OpencodeClient } | { 
      * or leases shared with other conductors; without it, such a task is refused.
      */
     instances?: InstanceManager | InstanceLeases<Conductor>;
+    /**
+     * Run delegate/parallel/wait/result/interrupt as jobs on a Redis-backed BullMQ queue, by workers
+     * (docs/scaling.md). Default: OPENCODE_CONDUCTOR_QUEUE; `false`: always in this process.
+     */
+    queue?: QueueSettings | false;
   };
 
 export interface ConductorDelegateOptions extends DelegateOptions {
@@ -49,6 +60,7 @@ export interface ConductorDelegateOptions extends DelegateOptions {
 
 export type ConductorDelegateResult = DelegateResult & { isolation?: "instance"; /** A command to watch the session live (no password in it). */ attach?: string };
 
+
 export class Conductor implements CoreContext {
   readonly engine: Engine;
   /** The typed 1.x client (oc_api, feature detection); against a 2.x server, use `engine`. */
@@ -60,6 +72,8 @@ export class Conductor implements CoreContext {
   readonly sessions: SessionsApi = sessionsApi(this);
   /** Private instances, when configured (see ConductorOptions.instances). */
   readonly instances?: InstanceLeases<Conductor>;
+  readonly queueSettings?: QueueSettings;
+  private fleet?: Promise<TaskQueue>;
 
   /** Asks the server what it is now (1.x or 2.x) and connects the engine for it; fails early when it cannot. */
   static async connect(options: ConnectOptions & CoreSettings): Promise<Conductor> {
@@ -88,12 +102,24 @@ export class Conductor implements CoreContext {
     };
     const instances = options.instances;
     this.instances =
-      instances instanceof InstanceLeases ? instances : instances && new InstanceLeases(instances, (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...this.settings }));
+      instances instanceof InstanceLeases ? instances : instances && new InstanceLeases(instances, (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...this.settings, queue: false }));
+    this.queueSettings = options.queue === false ? undefined : (options.queue ?? queueSettingsFromEnv());
+  }
+
+  /** The fleet's queue, when one is configured (loaded only then: no Redis connection otherwise). */
+  taskQueue(): Promise<TaskQueue> | undefined {
+    const settings = this.queueSettings;
+    if (!settings) return undefined;
+    return (this.fleet ??= import("./queue/client.js").then(({ TaskQueue }) => new TaskQueue(settings)));
   }
 
   /** Hands a task to an agent (new, continued or forked session) and, by default, waits for the result. */
-  async delegate(options: ConductorDelegateOptions): Promise<ConductorDelegateResult> {
+  async delegate(options: ConductorDelegateOptions & Pick<QueuedDelegateOptions, "repo" | "guard" | "requestId">): Promise<ConductorDelegateResult & { task?: TaskView }> {
     const { isolation, ...task } = options;
+    // With a queue, new work (not a continued session, not a private instance) is a job for the fleet.
+    const fleet = isolation !== "instance" && task.sessionId === undefined ? this.taskQueue() : undefined;
+    if (fleet) return (await fleet).delegate(task);
+    if (task.repo !== undefined) throw new UsageError("`repo` tasks run on the fleet's workers: configure a queue (OPENCODE_CONDUCTOR_QUEUE, or `queue: { url }`).");
     if (isolation !== "instance") return delegate(this, task);
     if (!this.instances) throw new UsageError('isolation "instance" needs private instances: create the Conductor with `instances` (an InstanceManager).');
     const directory = task.directory ?? this.engine.directory;
@@ -141,8 +167,12 @@ export class Conductor implements CoreContext {
   }
 
   /** Runs independent tasks at once, one session each; one failure never fails the others. */
-  parallel(tasks: ParallelTask[], options?: ParallelOptions) {
-    return parallel(this, tasks, options);
+  async parallel(tasks: Array<ParallelTask & Pick<QueuedDelegateOptions, "repo" | "guard">>, options?: ParallelOptions & { requestId?: string }) {
+    const fleet = this.taskQueue();
+    if (!fleet) return parallel(this, tasks, options);
+    // The fleet's workers set how many run at once; approvals cannot reach a worker's session.
+    const o = options ?? {};
+    return (await fleet).parallel(tasks, { requestId: o.requestId, timeoutMs: o.timeoutMs, signal: o.signal, detail: o.detail, maxTokens: o.maxTokens, maxCostUsd: o.maxCostUsd, onTaskProgress: o.onProgress });
   }
 
   /** Queues a message after the current turn, or steers it into the turn (opencode 1.x: interrupt, then continue with it). */
@@ -150,16 +180,23 @@ export class Conductor implements CoreContext {
     return send(this, sessionId, message, options);
   }
 
-  interrupt(sessionId: string, options?: { detail?: Detail }) {
-    return interrupt(this, sessionId, options);
+  /** Stops a session's turn; with a queue, a task id cancels the task (queued or running). */
+  async interrupt(sessionId: string, options?: { detail?: Detail }) {
+    const fleet = this.taskQueue();
+    return fleet && !isSessionId(sessionId) ? (await fleet).cancel(sessionId) : interrupt(this, sessionId, options);
   }
 
-  wait(sessionId: string, options?: WaitOptions) {
-    return wait(this, sessionId, options);
+  /** Waits for a session's turn; with a queue, a task id waits for the task on the fleet. */
+  async wait(sessionId: string, options?: WaitOptions) {
+    const fleet = this.taskQueue();
+    return fleet && !isSessionId(sessionId) ? (await fleet).wait(sessionId, options) : wait(this, sessionId, options);
   }
 
-  result(sessionId: string, options?: { detail?: Detail }) {
-    return result(this, sessionId, options);
+  async result(sessionId: string, options?: { detail?: Detail }) {
+    const fleet = this.taskQueue();
+    if (!fleet || isSessionId(sessionId)) return result(this, sessionId, options);
+    const last = await (await fleet).read(sessionId);
+    return { sessionId: last.sessionId, state: last.status === "running" ? ("busy" as const) : ("idle" as const), last };
   }
 
   /**
@@ -198,6 +235,8 @@ export class Conductor implements CoreContext {
    */
   close(): void {
     this.hub.close();
+    void this.fleet?.then((q) => q.close());
+    this.fleet = undefined;
     this.instances?.closeAll();
   }
 }

@@ -2,7 +2,7 @@
 // mode), server instructions, logging, session and audit resources, delegation prompts. Nothing here contacts opencode: the first tool call connects.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { ConfigError, type Config } from "../config.js";
+import { ConfigError, DEFAULT_TOOLSETS, type Config } from "../config.js";
 import { AuditLog } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Connection } from "./connection.js";
@@ -14,16 +14,11 @@ import { registerResources } from "./resources.js";
 import { registerTool } from "./register-tool.js";
 import { type ToolDef } from "./tool-def.js";
 import { toolListing } from "./listing/compact-listing.js";
+import { instructionsFor } from "./instructions.js";
 import { ALL_TOOLS } from "./tools/index.js";
 
-export const INSTRUCTIONS = `opencode-conductor hands coding work to opencode agents.
-- oc_delegate runs one task (new, continued or forked session) and returns the agent's answer, files changed and cost; oc_delegate_parallel runs independent tasks at once; oc_ask asks a quick read-only question.
-- Long work returns status "running" with a session_id before your client times out: call oc_wait with it. Nothing is lost.
-- Status "blocked" means the agent waits for a permission or a question: answer with oc_answer (the result shows the exact call), then oc_wait. When your client supports elicitation, the user is asked directly instead.
-- oc_send adds to a session (queue) or redirects it (steer), then oc_wait; oc_interrupt stops it; oc_result reads its state without waiting.
-- oc_sessions / oc_session list and manage sessions (diff, fork, revert, export ...); oc_status / oc_models / oc_catalog describe the server.
-- oc_api_ops and oc_api reach every opencode HTTP operation when no tool fits.
-Shared fields: directory is an absolute project path (default: the server's). model is provider/model[#variant] or a name from oc_models. timeout_s (default 600, at most 3000; keep it below your client's timeout) is how long a call waits before answering "running". detail: final (answer only), summary (default: plus tools, files, tokens), full (plus transcript). approvals: elicit (ask your user; default when supported), return (answer "blocked"), deny. interrupt_on_cancel: cancelling the call also stops the agent. max_tokens / max_cost_usd cap spend: past them the agent is interrupted ("budget_exceeded").`;
+/** The instructions of a server with the default toolsets (each server sends those of its own tools). */
+export const INSTRUCTIONS = instructionsFor(selectTools({ toolsets: DEFAULT_TOOLSETS, readOnly: false }));
 
 export interface ServerOptions {
   config: Config;
@@ -70,7 +65,7 @@ function taskLog(stateDir: string): TaskRecords {
 export function createServer(options: ServerOptions): McpServer {
   const server = new McpServer(
     { name: "opencode-conductor", title: "opencode conductor", version: VERSION },
-    { instructions: INSTRUCTIONS, capabilities: { logging: {} } },
+    { instructions: instructionsFor(selectTools(options.config)), capabilities: { logging: {} } },
   );
   const secrets = () => [options.config.opencodePassword ?? "", options.config.httpToken ?? "", ...(options.secrets?.() ?? [])];
   const audit = options.audit ?? new AuditLog(options.config.auditPath);

@@ -59,6 +59,8 @@ export interface ToolDef<I extends z.ZodRawShape = z.ZodRawShape, O extends z.Zo
    * decides per call (e.g. oc_api records all but GETs), `detail` adds what the line should say.
    */
   audit?: { when?(args: Record<string, unknown>): boolean; detail?(args: Record<string, unknown>): Record<string, unknown> };
+  /** Lines of the server instructions about this tool (and its neighbours), shown when it is listed (instructions.ts). */
+  guide?: readonly string[];
   /** Listed in read-only mode although not read-only: the tool refuses what writes there itself. */
   readOnlyMode?: "self-checked";
   run(args: z.output<z.ZodObject<I>>, ctx: ToolContext): Promise<ToolAnswer<z.output<z.ZodObject<O>> & Record<string, unknown>>>;

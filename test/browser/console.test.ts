@@ -10,8 +10,9 @@ import { join, resolve } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../src/client/connect.js";
+import { isProcessAlive } from "../../src/client/discovery/processes.js";
 import { startMcp, type McpSession } from "../support/mcp-client.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
+import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
 import { launchBrowser, recordResponses, startConsoleCli, type ConsoleProcess, type Recorded } from "./support.js";
 
@@ -30,11 +31,13 @@ let responses: Recorded[];
 let streamed = "";
 const stopStream = new AbortController();
 const mcps: McpSession[] = [];
+/** Private instances' passwords (from the registry), which must not reach the browser either. */
+const instancePasswords: string[] = [];
 
 /** An MCP client that can show forms (as Claude Code does) but whose user never answers one there. */
-async function mcpServer(): Promise<McpSession> {
+async function mcpServer(env: Record<string, string> = {}): Promise<McpSession> {
   const session = await startMcp(
-    { OPENCODE_URL: oc.url, OPENCODE_PASSWORD: oc.password, OPENCODE_CONDUCTOR_DIRECTORY: oc.directory, OPENCODE_CONDUCTOR_STATE_DIR: stateDir, OPENCODE_CONDUCTOR_HTTP_TOKEN: HTTP_TOKEN },
+    { OPENCODE_URL: oc.url, OPENCODE_PASSWORD: oc.password, OPENCODE_CONDUCTOR_DIRECTORY: oc.directory, OPENCODE_CONDUCTOR_STATE_DIR: stateDir, OPENCODE_CONDUCTOR_HTTP_TOKEN: HTTP_TOKEN, ...env },
     { elicitation: { form: {} } },
   );
   const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
@@ -180,7 +183,7 @@ describe("console (browser)", () => {
     expect(await page.locator("[data-testid=transcript] script, [data-testid=transcript] img").count()).toBe(0);
   });
 
-  it("a question answered in the console: the waiting oc_delegate goes on with the choice", async () => {
+  it("a question answered in the console by keyboard: the waiting oc_delegate goes on with the choice", async () => {
     const mcp = await mcpServer();
     const questions = [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }];
     oc.model.for("backup").queue(toolCall("question", { questions }), text("Blue it is."));
@@ -188,8 +191,11 @@ describe("console (browser)", () => {
     const call = mcp.call("oc_delegate", { task: "Pick a color", title: "question task", model: "fake/backup" }, { timeoutMs: 120_000 });
     const card = page.locator("[data-testid=pending]", { hasText: "Which color?" });
     await card.waitFor({ timeout: 60_000 });
-    await card.getByLabel("Blue").check();
-    await card.getByRole("button", { name: "Answer" }).click();
+    // By keyboard only: the page is operable without a mouse.
+    await card.getByLabel("Blue").focus();
+    await page.keyboard.press("Space");
+    await card.getByRole("button", { name: "Answer" }).focus();
+    await page.keyboard.press("Enter");
     const result = await call;
     expect(result.data).toMatchObject({ status: "done", answer: "Blue it is." });
     // opencode recorded the choice as the question tool's result.
@@ -203,6 +209,14 @@ describe("console (browser)", () => {
 
   it("shows the tasks of two MCP server processes at once", async () => {
     const [one, two] = [await mcpServer(), await mcpServer()];
+    // Each says how to open the console: in its startup log line and in oc_status.
+    let log = "";
+    one.transport.stderr!.on("data", (c: Buffer) => (log += c.toString()));
+    const command = `OPENCODE_CONDUCTOR_STATE_DIR=${JSON.stringify(stateDir)} npx opencode-conductor console --open`;
+    await expect.poll(() => log).toContain(`watch its work in a browser: ${command}`);
+    const status = await one.call("oc_status");
+    expect(status.text).toContain(`Web console (tasks, approvals, timeline, audit): ${command}`);
+    expect(status.data.console).toBe(command);
     oc.model.for("scripted").queue(text("first server's answer", { delayMs: 4_000 }));
     oc.model.for("backup").queue(text("second server's answer", { delayMs: 4_000 }));
     await page.goto(`${consoleProc.origin}/#/`);
@@ -214,7 +228,40 @@ describe("console (browser)", () => {
     await shot("two-servers");
     const done = await Promise.all(calls);
     expect(done.map((d) => d.data.status)).toEqual(["done", "done"]);
-    await expect.poll(() => page.locator("[data-testid=task-row][data-status=done]").count(), { timeout: 30_000 }).toBe(6);
+    for (const d of done) await expect.poll(() => page.locator(`[data-testid=task-row][data-session="${d.data.session_id as string}"]`).getAttribute("data-status"), { timeout: 30_000 }).toBe("done");
+  });
+
+  it("a task on a private instance: its row names the instance, the Servers view lists it and stops it once idle", async () => {
+    const mcp = await mcpServer({
+      // What the private instance inherits: the harness's home and the scripted provider, offline.
+      ...xdg(oc.home),
+      OPENCODE_CONFIG_CONTENT: JSON.stringify(offlineConfig(oc.model.baseURL)),
+      OPENCODE_DISABLE_MODELS_FETCH: "1",
+      npm_config_registry: "http://127.0.0.1:9/",
+    });
+    const project = await makeProjectDir(oc, "isolated", { gitInit: true });
+    oc.model.for("scripted").queue(text("Done on a private instance."));
+    const r = await mcp.call("oc_delegate", { task: "Work in isolation", title: "isolated task", directory: project, isolation: "instance", model: "fake/scripted" }, { timeoutMs: 240_000 });
+    expect(r.data.status, r.text).toBe("done");
+    const rows = (JSON.parse(await readFile(join(stateDir, "instances.json"), "utf8")) as { instances: Array<{ pid: number; url: string; password: string }> }).instances;
+    expect(rows).toHaveLength(1);
+    instancePasswords.push(rows[0]!.password);
+    await page.goto(`${consoleProc.origin}/#/`);
+    const row = page.locator(`[data-testid=task-row][data-session="${r.data.session_id as string}"]`);
+    await expect.poll(() => row.getAttribute("data-status"), { timeout: 30_000 }).toBe("done");
+    await row.locator("a").click();
+    await expect.poll(() => page.locator(".facts").textContent()).toContain(rows[0]!.url);
+    await page.goto(`${consoleProc.origin}/#/servers`);
+    const instance = page.locator("[data-testid=server-row]", { hasText: `pid ${rows[0]!.pid}` });
+    await instance.waitFor({ timeout: 30_000 });
+    await instance.getByRole("button", { name: "Stop" }).click();
+    // Stopped and out of the registry: the row no longer shows the instance.
+    await instance.waitFor({ state: "detached", timeout: 30_000 });
+    // Gone (or a zombie its MCP server has not reaped yet).
+    expect(isProcessAlive(rows[0]!.pid)).toBe(false);
+    expect((JSON.parse(await readFile(join(stateDir, "instances.json"), "utf8")) as { instances: unknown[] }).instances).toEqual([]);
+    await page.goto(`${consoleProc.origin}/#/audit`);
+    await page.locator('[data-testid=audit-row][data-tool=console]', { hasText: "stop" }).waitFor({ timeout: 30_000 });
   });
 
   it("refuses forged requests: no cookie, no or a foreign Origin, a foreign Host, a cross-origin page", async () => {
@@ -254,7 +301,8 @@ describe("console (browser)", () => {
     await expect.poll(() => streamed.length).toBeGreaterThan(0);
     const everything = [...responses.map((r) => `${r.url}\n${r.body}`), streamed].join("\n");
     expect(responses.length).toBeGreaterThan(10);
-    for (const secret of [oc.password, PROVIDER_KEY, HTTP_TOKEN]) expect(everything).not.toContain(secret);
+    expect(instancePasswords).toHaveLength(1);
+    for (const secret of [oc.password, PROVIDER_KEY, HTTP_TOKEN, ...instancePasswords]) expect(everything).not.toContain(secret);
     // The sign-in token only ever travels in the URL the user opened, never back in a body.
     const token = new URL(consoleProc.url).searchParams.get("token")!;
     expect([...responses.map((r) => r.body), streamed].join("\n")).not.toContain(token);

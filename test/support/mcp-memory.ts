@@ -18,6 +18,8 @@ import { toolCallOf, type ToolCall } from "./mcp-client.js";
 export interface MemoryMcpOptions {
   /** The opencode client the tools use; default: one on the fake opencode's URL and directory. */
   client?: OpencodeClient;
+  /** A conductor of the test's own (e.g. with its features guarded); default: one on `client`. */
+  conductor?: Conductor;
   /** Environment the server's config is read from, over OPENCODE_URL, the directory, a temp state dir and all toolsets. */
   env?: Record<string, string>;
   /** What the test client declares (e.g. `{ elicitation: { form: {} } }`). */
@@ -39,7 +41,7 @@ export interface MemoryMcp {
 }
 
 export async function memoryMcp(options: MemoryMcpOptions = {}): Promise<MemoryMcp> {
-  const opencode = options.client ?? connect({ url: REPLAY_URL, directory: REPLAY_DIRECTORY });
+  const opencode = options.conductor?.client ?? options.client ?? connect({ url: REPLAY_URL, directory: REPLAY_DIRECTORY });
   const stateDir = mkdtempSync(join(tmpdir(), "occ-memory-mcp-"));
   const config = loadConfig({
     OPENCODE_URL: opencode.url,
@@ -48,7 +50,7 @@ export async function memoryMcp(options: MemoryMcpOptions = {}): Promise<MemoryM
     OPENCODE_CONDUCTOR_TOOLSETS: "all",
     ...options.env,
   });
-  const conductor = new Conductor({ client: opencode });
+  const conductor = options.conductor ?? new Conductor({ client: opencode });
   const server = createServer({ config, conductor: async () => conductor, connection: options.connection });
   const client = new Client({ name: "memory-test-client", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();

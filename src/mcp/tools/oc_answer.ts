@@ -8,6 +8,7 @@ export const ocAnswer = defineTool({
   description:
     "Answer a blocked agent, then oc_wait. per_…: decision; que_/frm_…: answers (labels per question). decision reject (+ message: feedback) refuses either.",
   toolset: "approve",
+  guide: ["Status \"blocked\" means the agent waits for a permission or a question: answer with oc_answer (the result shows the exact call; oc_pending lists what waits), then oc_wait. When your client supports elicitation, the user is asked directly instead."],
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   input: {
     request_id: z.string().min(1),

@@ -76,6 +76,7 @@ export const ocApiOps = defineTool({
   description:
     "Find opencode HTTP operations for oc_api: `search` → id, method, path, summary; `operation` (id or `METHOD /path`) → its schemas.",
   toolset: "api",
+  guide: ["oc_api_ops and oc_api reach every opencode HTTP operation when no tool fits."],
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {
     search: z.string().optional(),

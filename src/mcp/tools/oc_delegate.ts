@@ -18,6 +18,8 @@ import type { Conductor } from "../../core/conductor.js";
 import type { PermissionConfig } from "../../core/policy/permissions.js";
 import { defineTool, type ToolContext } from "../tool-def.js";
 import { turnData, turnOutput, turnText } from "../turn-answer.js";
+import { queuedAnswer } from "../queued.js";
+import { isQueued } from "../../core/queue/outcome.js";
 import { recordTaskEnd, recordTaskStart } from "../task-record.js";
 
 /** opencode.json's `permission` shape; checked by the core with an error that names the bad entry. */
@@ -61,13 +63,46 @@ export const ocDelegate = defineTool({
     "Hand a coding task to an opencode agent (new session, or continue/fork session_id); returns its answer, files changed, tokens, cost. " +
     '"running": oc_wait; "blocked": oc_answer, then oc_wait.',
   toolset: "delegate",
+  guide: ["oc_delegate runs one task (new, continued or forked session) and returns the agent's answer, files changed and cost; oc_delegate_parallel runs independent tasks at once; oc_ask asks a quick read-only question.", "Long work returns status \"running\" with a session_id before your client times out: call oc_wait with it. Nothing is lost."],
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input,
   output: turnOutput,
   async run(args, ctx) {
-    return delegateOn(await ctx.conductor(args.session_id), args, ctx);
+    const conductor = await ctx.conductor(args.session_id);
+    // With OPENCODE_CONDUCTOR_QUEUE, new work is a job for the fleet's workers (docs/scaling.md).
+    if (conductor.queueSettings && args.session_id === undefined && args.isolation !== "instance") return delegateQueued(conductor, args, ctx);
+    return delegateOn(conductor, args, ctx);
   },
 });
+
+/** The whole task goes into the job; request_id is its job id, so a repeat is the same task fleet-wide. */
+async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext) {
+  const { onBlocked: _, ...wait } = waitOptions(ctx, conductor, args);
+  const r = await conductor.delegate({
+    task: args.task,
+    directory: args.directory,
+    guard: args.guard,
+    title: args.title,
+    model: args.model,
+    fallbackModels: args.fallback_models,
+    agent: args.agent,
+    agents: args.agents,
+    files: args.files,
+    command: args.command,
+    permissions: args.rules ?? args.permissions,
+    wait: args.wait,
+    ...wait,
+    checks: args.checks,
+    maxRounds: args.max_rounds,
+    checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
+    maxTokens: args.max_tokens,
+    maxCostUsd: args.max_cost_usd,
+    requestId: args.request_id,
+  });
+  if (!isQueued(r)) throw new Error("The queue answered without a task record.");
+  await afterCancel(ctx, conductor, [r.task.id], args.interrupt_on_cancel);
+  return queuedAnswer(r);
+}
 
 async function delegateOn(conductor: Conductor, args: Args, ctx: ToolContext) {
   {

@@ -9,6 +9,18 @@ import { defineTool } from "../tool-def.js";
 import { turnData, turnText, type TurnData } from "../turn-answer.js";
 import { recordTaskEnd, recordTaskStart } from "../task-record.js";
 import { rulesField } from "./oc_delegate.js";
+import { queuedRow } from "../queued.js";
+
+/** A queued batch's answer (oc_delegate_parallel, and oc_wait on a batch id). */
+export function batchAnswer(batch: ParallelSummary & { batchId: string }) {
+  const results = batch.results.map(queuedRow);
+  const counts = Object.entries(batch.counts).map(([k, v]) => `${v} ${k}`).join(", ");
+  const text = [
+    `Batch ${batch.batchId}: ${batch.results.length} tasks: ${counts}${batch.running.length ? ` (oc_wait {"session_id":"${batch.batchId}"} waits for the rest)` : ""}`,
+    ...results.map((r) => `\n[${r.index + 1}] ${"task" in r ? `${r.status.toUpperCase()} · task ${r.task.id}${r.task.worker ? ` on ${r.task.worker}` : ""}${r.task.attempts.length > 1 ? ` · ${r.task.attempts.length} attempts` : ""}${r.answer ? `\n${r.answer}` : ""}${r.error ? `\nError: ${r.error.name}: ${r.error.message}` : ""}` : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`),
+  ].join("\n");
+  return { text, data: { batch_id: batch.batchId, results, counts: batch.counts, running: batch.running } };
+}
 
 const taskField = z.object({
   task: z.string(),
@@ -48,8 +60,15 @@ export const ocDelegateParallel = defineTool({
   },
   async run(args, ctx) {
     const conductor = await ctx.conductor();
-    const onBlocked = approvalHandler(ctx, conductor, args.approvals);
     const onProgress = (i: number, p: { message: string }) => ctx.progress(`task ${i + 1}: ${p.message}`);
+    if (conductor.queueSettings) {
+      // One job per task on the fleet (docs/scaling.md); request_id names the batch on every MCP server.
+      const tasks = args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions }));
+      const queued = await conductor.parallel(tasks, { requestId: args.request_id, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd });
+      await afterCancel(ctx, conductor, queued.running, args.interrupt_on_cancel);
+      return batchAnswer(queued as ParallelSummary & { batchId: string });
+    }
+    const onBlocked = approvalHandler(ctx, conductor, args.approvals);
     // Names the batch in the task records the web console reads.
     const batchId = args.request_id ?? `batch_${randomUUID().slice(0, 8)}`;
     const start = (onSession?: (id: string, index: number) => Promise<void>) =>

@@ -9,6 +9,7 @@ export const ocSend = defineTool({
   description:
     "Follow up in a session; answers at once (then oc_wait). queue (default): after the current turn; steer: joins the running turn (1.x: stops it first).",
   toolset: "delegate",
+  guide: ["oc_send adds to a session (queue) or redirects it (steer), then oc_wait; oc_interrupt stops it; oc_result reads its state without waiting."],
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   audit: { detail: (args) => ({ delivery: args.delivery ?? "queue" }) },
   input: {

@@ -8,6 +8,7 @@ export const ocSessions = defineTool({
   title: "List sessions",
   description: "Sessions, newest first (id, title, directory); filter by directory, title or parent.",
   toolset: "sessions",
+  guide: ["oc_sessions / oc_session list and manage sessions (diff, fork, revert, export ...)."],
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {
     directory: directoryField,

@@ -7,12 +7,22 @@ import { serverSpec, specFromDocument } from "../../core/server/spec.js";
 import { directoryField } from "../shared-fields.js";
 import { consoleCommandLine } from "../../console/launch.js";
 import { defineTool } from "../tool-def.js";
+import type { QueueStatus } from "../../core/queue/client.js";
+
+/** The fleet in a line or two: queue counts, and each worker's host, roots, load and heartbeat. */
+function queueLine(q: QueueStatus | { error: string }): string {
+  if ("error" in q) return `Queue: unreachable (${q.error}).`;
+  const c = q.counts;
+  const workers = q.workers.map((w) => `${w.id} on ${w.host} (${w.running}/${w.concurrency}, roots ${w.roots.join(", ") || "none"}, heartbeat ${w.heartbeat})`);
+  return `Queue ${q.url}: ${c.waiting} waiting, ${c.active} active, ${c.completed} completed, ${c.failed} failed. Workers: ${workers.join("; ") || "none"}.`;
+}
 
 export const ocStatus = defineTool({
   name: "oc_status",
   title: "Server status",
   description: "The opencode server in use (URL, version, health, default model, how it was found, tested range, spec vs the pin). Call first when connecting fails.",
   toolset: "discover",
+  guide: ["oc_status / oc_models / oc_catalog describe the server."],
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { directory: directoryField, spec_ops: z.boolean().optional().describe("List differing op ids") },
   output: {
@@ -46,7 +56,9 @@ export const ocStatus = defineTool({
           }
         : {}),
     };
+    const fleet = conductor.taskQueue() && (await (await conductor.taskQueue())!.status().catch((e: Error) => ({ error: e.message.slice(0, 200) })));
     const data = {
+      ...(fleet ? { queue: fleet } : {}),
       url: s.url,
       version: s.version,
       engine: s.engine,
@@ -69,6 +81,6 @@ export const ocStatus = defineTool({
         : `Its spec vs the pinned ${compatibility.pinned}: ${spec.operations.size} operations, ${spec.missing.length} missing, ${spec.extra.length} extra, ${changed.length} changed${args.spec_ops ? "" : " (spec_ops: true lists them)"}; oc_api and oc_api_ops use the server's own.`;
     const lists = args.spec_ops && spec ? `\nMissing: ${spec.missing.join(", ") || "none"}\nExtra: ${spec.extra.join(", ") || "none"}\nChanged: ${changed.join(", ") || "none"}` : "";
     const text = `opencode ${s.version} at ${s.url} (engine ${s.engine}): ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}\nCompatibility: ${compat.verdict}; supported range ${compat.supported_range ?? "unknown"} (docs/compatibility.md). ${specLine}${lists}${connection ? `\nConnection (${connection.mode}): ${connection.steps.map((x) => `${x.step}: ${x.result}`).join("; ")}` : ""}\nWeb console (tasks, approvals, timeline, audit): ${data.console}`;
-    return { text, data };
+    return { text: fleet ? `${text}\n${queueLine(fleet)}` : text, data };
   },
 });

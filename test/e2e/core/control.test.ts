@@ -1,7 +1,8 @@
 // Working with running sessions against the real opencode: background delegation, timeouts, queue
-// and steer, interrupt, and result(). The tests run in order; each queues its model steps on the
-// shared queue, in the order its requests will come.
-import { describe, expect, it } from "vitest";
+// and steer, interrupt, and result(). Each test delegates its own sessions and queues its model
+// steps on the shared queue, in the order its requests will come; an afterEach checks it used them
+// all, so no test depends on another's state.
+import { afterEach, describe, expect, it } from "vitest";
 import { dumpMessages, useConductor, userTexts } from "../../support/conductor.js";
 import type { HubEvent } from "../../../src/core/event-hub.js";
 import { httpError, text } from "../../support/scripted-model.js";
@@ -17,6 +18,9 @@ async function nextEvent(match: (e: HubEvent) => boolean): Promise<{ event: Prom
 }
 
 describe("control (e2e)", () => {
+  afterEach(() => {
+    expect(h.oc.model.leftovers(), "model steps this test queued but nothing used").toEqual({});
+  });
   it("wait: false answers running at once; wait() gets the result", async () => {
     h.oc.model.queue(text("background done", { delayMs: 500 }));
     const r = await h.conductor.delegate({ task: "work in the background", wait: false });

@@ -1,9 +1,10 @@
 // delegate() against the real opencode with the scripted model: new, continued and forked sessions,
 // slash commands, model resolution, directories and the readonly preset. One server (git project)
-// for the file; the tests run in order and queue the model's steps in order.
+// for the file; each test makes the sessions it works on and queues its own model steps, and an
+// afterEach checks it used them all, so no test depends on another's state.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { dumpMessages, useConductor, userTexts } from "../../support/conductor.js";
 import { UsageError } from "../../../src/core/errors.js";
 import { ModelResolutionError } from "../../../src/core/catalog/model-resolve.js";
@@ -20,15 +21,24 @@ const h = useConductor({
 
 const sessionCount = async () => (await h.conductor.client.call("session.list")).length;
 
+/** A session with one finished text turn of its own ("earlier task" → "Earlier answer."). */
+async function earlierSession(): Promise<string> {
+  h.oc.model.queue(text("Earlier answer."));
+  const r = await h.conductor.delegate({ task: "earlier task", detail: "final" });
+  expect(r.status).toBe("done");
+  return r.sessionId;
+}
+
 describe("delegate (e2e)", () => {
-  let first: string;
+  afterEach(() => {
+    expect(h.oc.model.leftovers(), "model steps this test queued but nothing used").toEqual({});
+  });
 
   it("runs a task that writes a file: done, answer, file on disk and in the git diff, tokens, model", async () => {
     const file = join(h.oc.directory, "hello.txt");
     h.oc.model.queue(toolCall("write", { filePath: file, content: "hello\n" }), text("I wrote hello.txt."));
     const progress: string[] = [];
     const r = await h.conductor.delegate({ task: "create hello.txt", onProgress: (p) => progress.push(p.kind) });
-    first = r.sessionId;
     expect(r).toMatchObject({ status: "done", answer: "I wrote hello.txt.", model: "fake/scripted", agent: "build", directory: h.oc.directory });
     expect(readFileSync(file, "utf8")).toBe("hello\n");
     // From the per-turn diff (git project): status and line counts. Under heavy load opencode's
@@ -44,13 +54,15 @@ describe("delegate (e2e)", () => {
   });
 
   it("continues the session: the model sees the earlier turn", async () => {
+    const first = await earlierSession();
     h.oc.model.queue(text("Still here."));
     const r = await h.conductor.delegate({ sessionId: first, task: "what did you do?", detail: "final" });
     expect(r).toEqual({ sessionId: first, status: "done", answer: "Still here.", directory: h.oc.directory });
-    expect(userTexts(h.oc, first)).toEqual([expect.stringContaining("create hello.txt"), expect.stringContaining("what did you do?")]);
+    expect(userTexts(h.oc, first)).toEqual([expect.stringContaining("earlier task"), expect.stringContaining("what did you do?")]);
   });
 
   it("forks the session: a new id whose history holds the first turn; the original is untouched", async () => {
+    const first = await earlierSession();
     const before = (await h.conductor.client.call("session.messages", { path: { sessionID: first } })).length;
     h.oc.model.queue(text("Forked answer."));
     const r = await h.conductor.delegate({ sessionId: first, fork: true, task: "try another way", detail: "full" });
@@ -60,7 +72,7 @@ describe("delegate (e2e)", () => {
       { role: "user", text: "try another way" },
       { role: "assistant", text: "Forked answer." },
     ]);
-    expect(userTexts(h.oc, r.sessionId)).toEqual([expect.stringContaining("create hello.txt"), expect.stringContaining("what did you do?"), expect.stringContaining("try another way")]);
+    expect(userTexts(h.oc, r.sessionId)).toEqual([expect.stringContaining("earlier task"), expect.stringContaining("try another way")]);
     expect((await h.conductor.client.call("session.messages", { path: { sessionID: first } })).length).toBe(before);
   });
 

@@ -2,6 +2,9 @@
 // is found from /proc with its pid and port, needs a password, is healthy with it, and is the one
 // discoverConnection picks for its directory. Other test files' servers may run at the same time,
 // so assertions look for ours rather than counting.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverConnection } from "../../../src/client/discovery/connection.js";
 import { findRunningServers } from "../../../src/client/discovery/running-servers.js";
@@ -9,6 +12,8 @@ import { connect } from "../../../src/client/connect.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 
 let server: TestOpencode;
+// The 2.x service step reads $XDG_STATE_HOME: an empty one of the test's own, never the user's.
+const stateHome = mkdtempSync(join(tmpdir(), "occ-discover-state-"));
 
 beforeAll(async () => {
   server = await startOpencode();
@@ -36,11 +41,12 @@ describe.runIf(process.platform === "linux")("discovery of running servers (e2e)
   });
 
   it("discoverConnection picks it (env password, its directory) and says what each step found", async () => {
-    const r = await discoverConnection({ env: { OPENCODE_PASSWORD: server.password }, directory: server.directory });
+    const r = await discoverConnection({ env: { OPENCODE_PASSWORD: server.password, XDG_STATE_HOME: stateHome }, directory: server.directory });
     expect(r.connection).toEqual({ url: `http://127.0.0.1:${port()}`, password: server.password, source: "scan", pid: server.pid });
-    expect(r.steps.map((s) => s.step)).toEqual(["options", "env", "scan"]);
+    expect(r.steps.map((s) => s.step)).toEqual(["options", "env", "service", "scan"]);
+    expect(r.steps[2]!.result).toContain("no opencode 2.x service file");
     expect(r.steps[1]!.result).toBe("OPENCODE_URL not set");
-    expect(r.steps[2]!.result).toContain(`using http://127.0.0.1:${port()} (pid ${server.pid})`);
+    expect(r.steps[3]!.result).toContain(`using http://127.0.0.1:${port()} (pid ${server.pid})`);
     expect(JSON.stringify(r.steps)).not.toContain(server.password);
 
     // The connection works.
@@ -49,9 +55,9 @@ describe.runIf(process.platform === "linux")("discovery of running servers (e2e)
   });
 
   it("without the password it picks nothing usable, and says a password is needed", async () => {
-    const r = await discoverConnection({ env: {}, directory: server.directory, excludePids: [] });
+    const r = await discoverConnection({ env: { XDG_STATE_HOME: stateHome }, directory: server.directory, excludePids: [] });
     // Another healthy unsecured opencode on this machine could be picked; ours never is.
     expect(r.connection?.pid).not.toBe(server.pid);
-    expect(r.steps[2]!.result).toContain(`pid ${server.pid} needs a password in ${server.directory}`);
+    expect(r.steps[3]!.result).toContain(`pid ${server.pid} needs a password in ${server.directory}`);
   });
 });

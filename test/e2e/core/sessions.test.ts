@@ -1,5 +1,6 @@
 // Core session and discovery functions against the real opencode (git project, scripted model).
-// One server for the file; the tests run in order and share the session of the first one.
+// One server for the file; each test works on sessions of its own (its own turn, file and model
+// script), so none depends on another.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,37 +38,33 @@ afterAll(async () => {
   await oc?.stop();
 });
 
-/** Creates a titled session (no title request) and runs one prompt to its end. */
-async function runTurn(title: string, prompt: string): Promise<string> {
-  const { id } = await ctx.client.call("session.create", { body: { title } });
+/** A titled session (no title request) with one turn run to its end: the model writes `name`.txt, then says "done". */
+async function workedSession(name: string): Promise<{ sessionId: string; file: string; userMessageId: string }> {
+  const file = join(oc.directory, `${name}.txt`);
+  const { id } = await ctx.client.call("session.create", { body: { title: `core sessions e2e ${name}` } });
+  oc.model.forSession(id).queue(toolCall("write", { filePath: file, content: "x" }), text("done"));
   const watch = await TurnWatch.start(ctx.engine, ctx.hub, id);
   try {
     watch.prompted();
-    await ctx.client.call("session.prompt_async", { path: { sessionID: id }, body: { model: MODEL, parts: [{ type: "text", text: prompt }] } });
+    await ctx.client.call("session.prompt_async", { path: { sessionID: id }, body: { model: MODEL, parts: [{ type: "text", text: `write ${name}.txt` }] } });
     expect(await watch.wait({ timeoutMs: 60_000 })).toBe("idle");
   } finally {
     watch.close();
   }
-  return id;
+  const userMessageId = (await sessionMessages(ctx, id)).messages[0]!.id;
+  return { sessionId: id, file, userMessageId };
 }
 
 describe("core sessions (e2e)", () => {
-  let sessionId: string;
-  let userMessageId: string;
-  let forkId: string;
-  const file = () => join(oc.directory, "a.txt");
-
   it("shows the turn's messages and its diff (default: the last user message)", async () => {
-    oc.model.queue(toolCall("write", { filePath: file(), content: "x" }), text("done"));
-    sessionId = await runTurn("core sessions e2e", "write a.txt");
-    expect(existsSync(file())).toBe(true);
+    const { sessionId, file, userMessageId } = await workedSession("messages");
+    expect(existsSync(file)).toBe(true);
 
     const page = await sessionMessages(ctx, sessionId);
     expect(page.nextBefore).toBeUndefined();
-    expect(page.messages[0]).toMatchObject({ role: "user", text: "write a.txt", model: "fake/scripted" });
+    expect(page.messages[0]).toMatchObject({ id: userMessageId, role: "user", text: "write messages.txt", model: "fake/scripted" });
     expect(page.messages.flatMap((m) => m.tools ?? [])).toEqual(["write"]);
     expect(page.messages.at(-1)).toMatchObject({ role: "assistant", text: "done" });
-    userMessageId = page.messages[0]!.id;
 
     const older = await sessionMessages(ctx, sessionId, { limit: 1 });
     expect(older.messages.map((m) => m.text)).toEqual(["done"]);
@@ -76,12 +73,13 @@ describe("core sessions (e2e)", () => {
 
     const diff = await sessionDiff(ctx, sessionId);
     expect(diff.messageId).toBe(userMessageId);
-    expect(diff.files).toEqual([expect.objectContaining({ file: "a.txt", status: "added", additions: 1 })]);
+    expect(diff.files).toEqual([expect.objectContaining({ file: "messages.txt", status: "added", additions: 1 })]);
     expect((await sessionDiff(ctx, sessionId, { messageId: userMessageId })).files).toHaveLength(1);
   });
 
   it("reports info, todo and export", async () => {
-    expect(await sessionInfo(ctx, sessionId)).toMatchObject({ id: sessionId, title: "core sessions e2e", directory: oc.directory, status: "idle", model: "fake/scripted" });
+    const { sessionId } = await workedSession("info");
+    expect(await sessionInfo(ctx, sessionId)).toMatchObject({ id: sessionId, title: "core sessions e2e info", directory: oc.directory, status: "idle", model: "fake/scripted" });
     expect(await sessionTodo(ctx, sessionId)).toEqual([]);
     const exported = await exportSession(ctx, sessionId);
     expect(exported.session.id).toBe(sessionId);
@@ -90,8 +88,8 @@ describe("core sessions (e2e)", () => {
   });
 
   it("forks, renames and finds sessions by search", async () => {
+    const { sessionId } = await workedSession("fork");
     const fork = await forkSession(ctx, sessionId);
-    forkId = fork.id;
     expect(fork.id).not.toBe(sessionId);
     expect(fork.title).toContain("(fork #1)");
     expect((await exportSession(ctx, fork.id)).messages).toHaveLength(3);
@@ -101,38 +99,41 @@ describe("core sessions (e2e)", () => {
     expect((await listSessions(ctx, { search: "renamed by" })).map((s) => s.id)).toEqual([sessionId]);
     expect(await listSessions(ctx, { search: "no-such-title-xyz" })).toEqual([]);
     const all = await listSessions(ctx);
-    expect(all.map((s) => s.id)).toEqual(expect.arrayContaining([sessionId, forkId]));
-    // Newest first by `updated`; a rename does not touch `updated` in 1.18.33, so the fork leads.
-    expect(all[0]!.id).toBe(forkId);
+    expect(all.map((s) => s.id)).toEqual(expect.arrayContaining([sessionId, fork.id]));
+    // Newest first by `updated`; a rename does not touch `updated` in 1.18.33, so the fork (the newest) leads.
+    expect(all[0]!.id).toBe(fork.id);
     expect(all.map((s) => s.updated)).toEqual(all.map((s) => s.updated).sort().reverse());
   });
 
   it("reverts the turn's file and brings it back", async () => {
+    const { sessionId, file, userMessageId } = await workedSession("revert");
     const reverted = await revertSession(ctx, sessionId, { messageId: userMessageId });
     expect(reverted.revert?.messageId).toBe(userMessageId);
-    expect(existsSync(file())).toBe(false);
+    expect(existsSync(file)).toBe(false);
     const restored = await unrevertSession(ctx, sessionId);
     expect(restored.revert).toBeUndefined();
-    expect(existsSync(file())).toBe(true);
+    expect(existsSync(file)).toBe(true);
   });
 
   it("runs a shell command in the session", async () => {
+    const { sessionId } = await workedSession("shell");
     const result = await shellInSession(ctx, sessionId, { command: "echo hi" });
     expect(result.output).toBe("hi");
     expect(result.error).toBeUndefined();
   });
 
   it("compacts with the session's model", async () => {
-    const before = oc.model.requests.filter((r) => r.kind === "summary" && r.sessionId === sessionId).length;
+    const { sessionId } = await workedSession("compact");
     expect(await compactSession(ctx, sessionId)).toEqual({ sessionId, model: "fake/scripted", compacted: true });
-    expect(oc.model.requests.filter((r) => r.kind === "summary" && r.sessionId === sessionId)).toHaveLength(before + 1);
+    expect(oc.model.requests.filter((r) => r.kind === "summary" && r.sessionId === sessionId)).toHaveLength(1);
     const last = (await sessionMessages(ctx, sessionId, { limit: 1 })).messages[0];
     expect(last?.text).toBe(SUMMARY_ANSWER);
   });
 
   it("deletes a session; it is gone afterwards", async () => {
-    expect(await deleteSession(ctx, forkId)).toEqual({ sessionId: forkId, deleted: true, aborted: false });
-    await expect(sessionInfo(ctx, forkId)).rejects.toBeInstanceOf(NotFoundError);
+    const { sessionId } = await workedSession("delete");
+    expect(await deleteSession(ctx, sessionId)).toEqual({ sessionId, deleted: true, aborted: false });
+    await expect(sessionInfo(ctx, sessionId)).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it("aborts a busy session before deleting it, so its model call stops", async () => {

@@ -1,21 +1,13 @@
 // oc_api against a real opencode through an MCP client (in memory): create and list sessions, a
 // concrete METHOD + path, opencode's 404 message, and a validation error that sends nothing.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../../src/config.js";
-import { Conductor } from "../../../src/core/conductor.js";
-import { registerTool } from "../../../src/mcp/register-tool.js";
-import { type ToolDef } from "../../../src/mcp/tool-def.js";
-import { ocApi } from "../../../src/mcp/tools/oc_api.js";
-import { ocApiOps } from "../../../src/mcp/tools/oc_api_ops.js";
+import { connect } from "../../../src/client/index.js";
+import { memoryMcp, type MemoryMcp } from "../../support/mcp-memory.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 
 let server: TestOpencode;
-let conductor: Conductor;
-let client: Client;
+let mcp: MemoryMcp;
 let requests = 0; // every HTTP request the conductor sent to opencode
 
 beforeAll(async () => {
@@ -24,35 +16,34 @@ beforeAll(async () => {
     requests += 1;
     return globalThis.fetch(request);
   };
-  conductor = new Conductor({ url: server.url, password: server.password, directory: server.directory, fetch });
-  const mcp = new McpServer({ name: "test", version: "0" });
-  const config = loadConfig({});
-  for (const tool of [ocApiOps, ocApi] as unknown as ToolDef[]) registerTool(mcp, tool, { config, conductor: async () => conductor, secrets: () => [server.password] });
-  client = new Client({ name: "test", version: "0" });
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await Promise.all([mcp.connect(a), client.connect(b)]);
+  const client = connect({ url: server.url, password: server.password, directory: server.directory, fetch });
+  // The password in the config: answers are scrubbed of it.
+  mcp = await memoryMcp({ client, env: { OPENCODE_PASSWORD: server.password, OPENCODE_CONDUCTOR_TOOLSETS: "api" } });
 });
 
 afterAll(async () => {
-  await client?.close();
-  conductor?.close();
+  await mcp?.close();
   await server?.stop();
 });
 
 async function api(args: Record<string, unknown>) {
-  const result = (await client.callTool({ name: "oc_api", arguments: args })) as CallToolResult;
-  const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
-  return { result, text, data: result.structuredContent as { operation: string; result: any; truncated: boolean; chars: number } | undefined };
+  const r = await mcp.call("oc_api", args);
+  return { result: r.raw as CallToolResult, text: r.text, data: r.data as { operation: string; result: any; truncated: boolean; chars: number } | undefined };
+}
+
+/** A session made through oc_api (each test makes its own). */
+async function created(title: string): Promise<string> {
+  const r = await api({ operation: "session.create", body: { title } });
+  expect(r.result.isError, r.text).toBeFalsy();
+  return r.data!.result.id;
 }
 
 describe("oc_api against real opencode", () => {
-  let sessionId: string;
-
   it("creates a session, then lists it", async () => {
     const created = await api({ operation: "session.create", body: { title: "x" } });
     expect(created.result.isError).toBeFalsy();
     expect(created.data!.operation).toBe("session.create");
-    sessionId = created.data!.result.id;
+    const sessionId = created.data!.result.id;
     expect(sessionId).toMatch(/^ses_/);
     expect(created.data!.result.directory).toBe(server.directory);
 
@@ -62,11 +53,12 @@ describe("oc_api against real opencode", () => {
     expect(listed.text).toContain(sessionId);
   });
 
-  it("gets it by a concrete METHOD + path", async () => {
+  it("gets a session by a concrete METHOD + path", async () => {
+    const sessionId = await created("by path");
     const got = await api({ method: "GET", path: `/session/${sessionId}` });
     expect(got.result.isError).toBeFalsy();
     expect(got.data!.operation).toBe("session.get");
-    expect(got.data!.result).toMatchObject({ id: sessionId, title: "x" });
+    expect(got.data!.result).toMatchObject({ id: sessionId, title: "by path" });
   });
 
   it("surfaces a 404 with opencode's message", async () => {
@@ -77,6 +69,7 @@ describe("oc_api against real opencode", () => {
   });
 
   it("sends nothing when the arguments do not validate", async () => {
+    const sessionId = await created("validation");
     const before = requests;
     const bad = await api({ operation: "session.prompt_async", params: { sessionID: sessionId }, body: { parts: [{ type: "txt", text: "hi" }] } });
     expect(bad.result.isError).toBe(true);

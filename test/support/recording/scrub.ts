@@ -26,6 +26,7 @@ const KEEP_OF_LONG_STRING = 300;
 // `integration.updated` are instance start-up events that arrive (or not) at varying points.
 export const DROPPED_EVENTS = new Set(["sync", "server.heartbeat", "plugin.added", "catalog.updated", "reference.updated", "integration.updated"]);
 
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z\b/g;
 const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
 const ID = /\b(ses|msg|prt|per|que|evt|wrk|pty|frm)_[0-9A-Za-z]{16,}\b|\bcall_\d+(?:_\d+)*\b/g;
 
@@ -55,6 +56,12 @@ export function scrubFixture(raw: Fixture, context: ScrubContext): Fixture {
     let out = s;
     for (const [from, to] of replacements) out = out.split(from).join(to);
     out = out.replace(ID, renameId);
+    // Our own answers (the tool scenarios' recorded texts) show times as ISO strings and name slugs.
+    out = out.replace(ISO_TIME, (iso) => {
+      const at = Date.parse(iso);
+      return Math.abs(at - context.startedAt) < TIME_WINDOW_MS ? new Date(FIXED_EPOCH + (at - context.startedAt)).toISOString() : iso;
+    });
+    for (const [slug, renamed] of slugs) out = out.split(slug).join(renamed);
     if (out.length > MAX_STRING) {
       truncated++;
       out = `${out.slice(0, KEEP_OF_LONG_STRING)}…[${out.length - KEEP_OF_LONG_STRING} chars truncated by npm run record]`;

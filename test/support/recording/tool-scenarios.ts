@@ -146,7 +146,10 @@ export const toolScenarios: ToolScenario[] = [
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "fork" }) },
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "abort" }) },
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "shell", command: "echo shell-out" }) },
+      // Back to before the first prompt (the first message listed by the messages call), then undone.
+      { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "revert", message_id: (v.results[1]!.data.result as { messages: Array<{ id: string }> }).messages[0]!.id }) },
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "unrevert" }) },
+      { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "compact" }) },
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "archive" }) },
       { tool: "oc_sessions", args: { limit: 5 } },
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "delete" }) },

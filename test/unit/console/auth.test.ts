@@ -32,3 +32,15 @@ describe("console auth", () => {
     expect(auth.mayChange(req({ cookie: "occ_console=forged", origin: "http://127.0.0.1:4321" }))).toMatchObject({ ok: false });
   });
 });
+
+describe("console auth off loopback (--host with --token)", () => {
+  it("answers to any Host name, but a change still needs the cookie and an Origin equal to that Host", () => {
+    const auth = new ConsoleAuth("a-token-of-sixteen-chars");
+    auth.bind("0.0.0.0", 4321);
+    const cookie = auth.setCookie().split(";")[0]!;
+    expect(auth.hostAllowed(req({ host: "box.lan:4321" }))).toBe(true);
+    expect(auth.mayChange(req({ cookie, host: "box.lan:4321", origin: "http://box.lan:4321" }))).toEqual({ ok: true });
+    expect(auth.mayChange(req({ cookie, host: "box.lan:4321", origin: "http://evil.example" }))).toMatchObject({ ok: false });
+    expect(auth.mayChange(req({ host: "box.lan:4321", origin: "http://box.lan:4321" }))).toMatchObject({ ok: false });
+  });
+});

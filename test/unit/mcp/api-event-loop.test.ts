@@ -7,10 +7,9 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
-import { loadConfig } from "../../../src/config.js";
 import { Conductor } from "../../../src/core/conductor.js";
 import { guardFeatures } from "../../../src/core/server/feature-guard.js";
-import { apiTools, type ApiTools } from "../../support/api-tools.js";
+import { memoryMcp, type MemoryMcp } from "../../support/mcp-memory.js";
 
 const BIG = "session ".repeat(220_000); // 1.76 MB, the size that used to block for 20 s
 const MAX_BLOCK_MS = 50;
@@ -20,7 +19,7 @@ const spec = JSON.parse(readFileSync(join(import.meta.dirname, "../../../spec/op
 spec.paths["/x/ping"] = { get: { operationId: "x.ping", summary: "Ping", responses: { "200": { description: "ok" } } } };
 const DOC = JSON.stringify(spec);
 
-let tools: ApiTools;
+let tools: MemoryMcp;
 beforeAll(async () => {
   const fetch = async (request: Request) => {
     const url = new URL(request.url);
@@ -30,10 +29,10 @@ beforeAll(async () => {
   };
   const conductor = new Conductor({ client: connect({ url: "http://127.0.0.1:1", fetch }) });
   guardFeatures(conductor.client);
-  tools = await apiTools(conductor, loadConfig({}));
+  tools = await memoryMcp({ conductor, env: { OPENCODE_CONDUCTOR_TOOLSETS: "api" } });
 });
 afterAll(async () => {
-  await tools?.client.close();
+  await tools?.close();
 });
 
 /** Runs one call; returns its answer and the longest event-loop stall seen meanwhile (ms). */

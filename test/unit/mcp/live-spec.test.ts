@@ -8,11 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
-import { loadConfig } from "../../../src/config.js";
 import { firstTestedWith, rangeVerdict } from "../../../src/core/server/compatibility.js";
 import { Conductor } from "../../../src/core/conductor.js";
 import { guardFeatures, UnsupportedOperationError } from "../../../src/core/server/feature-guard.js";
-import { apiTools, type ApiTools } from "../../support/api-tools.js";
+import { memoryMcp, type MemoryMcp } from "../../support/mcp-memory.js";
 
 const root = join(import.meta.dirname, "..", "..", "..");
 const OLD_SPEC = readFileSync(join(root, "test/fixtures/specs/opencode-1.15.0.json"), "utf8");
@@ -39,7 +38,7 @@ interface Seen {
 }
 
 const dirs: string[] = [];
-let clients: ApiTools["client"][] = [];
+let clients: MemoryMcp[] = [];
 afterEach(async () => {
   await Promise.all(clients.map((c) => c.close()));
   clients = [];
@@ -67,8 +66,9 @@ async function setup(version: string, doc: string | null, state = stateDir()) {
   };
   const conductor = new Conductor({ client: connect({ url: "http://127.0.0.1:1", fetch }) });
   guardFeatures(conductor.client, { stateDir: state });
-  const { client, call } = await apiTools(conductor, loadConfig({}));
-  clients.push(client);
+  const mcp = await memoryMcp({ conductor, env: { OPENCODE_CONDUCTOR_TOOLSETS: "api" } });
+  clients.push(mcp);
+  const call = mcp.call;
   return { call, seen, conductor, state, docRequests: () => docs };
 }
 

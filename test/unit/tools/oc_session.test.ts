@@ -1,7 +1,7 @@
 // oc_session: schema, the input errors it refuses before any request (each action's required
 // field), and every action on a recorded session (session-actions: info, messages, diff, todo,
-// export, rename, set_model, set_agent, fork, abort, shell, unrevert, archive, delete), each
-// compared with what opencode answered or recorded.
+// export, rename, set_model, set_agent, fork, abort, shell, revert, unrevert, compact, archive,
+// delete), each compared with what opencode answered or recorded.
 import { describe, expect, it } from "vitest";
 import { MISSING_SESSION } from "../../support/recording/scenarios.js";
 import { describeRecordedCalls, expectCleanError, recordedMessages, useNoOpencode, useToolReplay } from "../../support/tool-replay.js";
@@ -105,11 +105,37 @@ describeRecordedCalls(TOOL, [
     },
   },
   { scenario: "session-actions", call: 10, answer: "ok", check: (r) => expect(resultOf(r)).toMatchObject({ sessionId: "ses_0001", output: "shell-out" }) },
-  { scenario: "session-actions", call: 11, answer: "ok", check: (r) => expect(resultOf(r)).toMatchObject({ id: "ses_0001" }) },
-  { scenario: "session-actions", call: 12, answer: "ok", check: (r) => expect(resultOf(r).archived).toBeTruthy() },
   {
     scenario: "session-actions",
-    call: 14,
+    call: 11,
+    answer: "ok",
+    check: (r, { fixture }) => {
+      expect(resultOf(r).revert).toMatchObject({ messageId: "msg_0001" });
+      expect(fixture.interactions.some((i) => i.operationId === "session.revert" && JSON.stringify(i.requestBody).includes("msg_0001"))).toBe(true);
+    },
+  },
+  {
+    scenario: "session-actions",
+    call: 12,
+    answer: "ok",
+    check: (r) => {
+      expect(resultOf(r)).toMatchObject({ id: "ses_0001" });
+      expect(resultOf(r).revert).toBeUndefined();
+    },
+  },
+  {
+    scenario: "session-actions",
+    call: 13,
+    answer: "ok",
+    check: (r, { fixture }) => {
+      expect(resultOf(r)).toEqual({ sessionId: "ses_0001", model: "fake/scripted", compacted: true });
+      expect(fixture.interactions.some((i) => i.operationId === "session.summarize")).toBe(true);
+    },
+  },
+  { scenario: "session-actions", call: 14, answer: "ok", check: (r) => expect(resultOf(r).archived).toBeTruthy() },
+  {
+    scenario: "session-actions",
+    call: 16,
     answer: "ok",
     check: (r, { fixture }) => {
       expect(resultOf(r)).toMatchObject({ sessionId: "ses_0001", deleted: true });

@@ -25,14 +25,15 @@ describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
 describeRecordedCalls(TOOL, [
   {
     scenario: "session-actions",
-    call: 13,
+    call: 15,
     answer: "ok",
     check: (r, { fixture }) => {
       const sessions = r.data.sessions as Array<{ id: string; title: string }>;
       const listed = fixture.interactions.findLast((i) => i.operationId === "session.list")!.body as Array<{ id: string; title: string }>;
       expect(sessions.map((s) => [s.id, s.title])).toEqual(listed.map((s) => [s.id, s.title]));
-      expect(sessions.map((s) => s.title)).toEqual(["renamed (fork #1)", "renamed"]);
-      expect(r.text.split("\n")[0]).toMatch(/^ses_0002 .* renamed \(fork #1\)/);
+      // Newest first: the session the scenario went on changing, then its fork.
+      expect(sessions.map((s) => s.title)).toEqual(["renamed", "renamed (fork #1)"]);
+      expect(r.text.split("\n")[0]).toMatch(/^ses_0001 .* renamed /);
     },
   },
 ]);

@@ -1,0 +1,86 @@
+// Workers of the fleet as separate processes (standing in for machines): each runs the built CLI's
+// `worker` command against its own opencode with its own workspace. kill() is a SIGKILL, as a
+// machine that dies; stop() a SIGTERM, as a scale-down.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CLI } from "../../support/mcp-client.js";
+import type { TestOpencode } from "../../support/opencode.js";
+import { registerPid, unregisterPid } from "../../support/registry.js";
+import { scratchHome } from "../../support/scratch-home.js";
+
+export interface TestWorker {
+  id: string;
+  opencode: TestOpencode;
+  workspace: string;
+  pid: number;
+  output(): string;
+  /** Resolves once the worker's log has a line matching `pattern`. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  id: string;
+  queueUrl: string;
+  opencode: TestOpencode;
+  concurrency?: number;
+  roots?: string[];
+  limits?: string[];
+  lockS?: number;
+}
+
+export async function startWorker(o: WorkerOptions): Promise<TestWorker> {
+  const workspace = await mkdtemp(join(tmpdir(), `occ-ws-${o.id}-`));
+  const args = [CLI, "worker", "--queue", o.queueUrl, "--workspace", workspace, "--id", o.id, "--concurrency", String(o.concurrency ?? 4), "--lock-s", String(o.lockS ?? 4)];
+  for (const r of o.roots ?? []) args.push("--root", r);
+  for (const l of o.limits ?? []) args.push("--limit", l);
+  const child: ChildProcess = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_URL: o.opencode.url, OPENCODE_PASSWORD: o.opencode.password },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  registerPid(child.pid!, "cli.js", workspace);
+  let log = "";
+  const waiters = new Set<() => void>();
+  child.stderr!.on("data", (chunk: Buffer) => {
+    log += chunk.toString();
+    for (const w of waiters) w();
+  });
+  const exited = new Promise<void>((r) => child.once("exit", () => (unregisterPid(child.pid!), r())));
+  const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const m = pattern.exec(log);
+        if (m) return done(() => resolve(m[0]));
+        if (child.exitCode !== null) done(() => reject(new Error(`worker ${o.id} exited (${child.exitCode}):\n${log}`)));
+      };
+      const timer = setTimeout(() => done(() => reject(new Error(`worker ${o.id}: no ${pattern} within ${timeoutMs} ms:\n${log.slice(-3000)}`))), timeoutMs);
+      const done = (f: () => void) => (clearTimeout(timer), waiters.delete(check), f());
+      waiters.add(check);
+      child.once("exit", check);
+      check();
+    });
+  const w: TestWorker = {
+    id: o.id,
+    opencode: o.opencode,
+    workspace,
+    pid: child.pid!,
+    output: () => log,
+    waitFor,
+    async kill() {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+      await exited;
+      clearTimeout(timer);
+      await rm(workspace, { recursive: true, force: true });
+    },
+  };
+  await waitFor(/worker \S+ ready/, 60_000);
+  return w;
+}
