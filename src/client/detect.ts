@@ -115,7 +115,7 @@ async function get(target: ServerTarget, path: string): Promise<Response> {
     throw new ConnectionError(
       timedOut
         ? `opencode at ${safeUrl(base)} did not answer GET ${path} within ${timeoutMs} ms.`
-        : `Cannot reach opencode at ${safeUrl(base)}. Is it running? Check OPENCODE_URL.`,
+        : `Cannot reach opencode at ${safeUrl(base)}. Is it running? Start one with \`opencode serve --port 4096\` or set OPENCODE_URL.`,
       timedOut ? "timeout" : "unreachable",
       { method: "GET", url: safeUrl(base + path) },
       error,

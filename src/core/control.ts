@@ -67,8 +67,12 @@ async function isBusy(ctx: CoreContext, sessionId: string): Promise<boolean> {
 /** Aborts the session's current turn and waits until it has stopped. */
 export async function interrupt(base: CoreContext, sessionId: string, o: Pick<WaitOptions, "detail"> = {}): Promise<TurnSummary & { wasRunning: boolean }> {
   const ctx = await sessionScope(base, sessionId);
+  const watch = runningWatch(ctx, sessionId);
   const wasRunning = await stopTurn(ctx, sessionId);
-  const summary = await summarizeSession(ctx, sessionId, { outcome: "idle", detail: o.detail });
+  // A turn this process follows ends on the machine's verdict (2.x: the outcome event), not on a
+  // read that may come before the server has written the stopped step.
+  if (watch && !watch.settled) await watch.wait({ timeoutMs: STOP_TIMEOUT_MS, returnOnBlocked: false }).catch(() => undefined);
+  const summary = await summarizeSession(ctx, sessionId, { outcome: "idle", ...(watch?.ended ? { watch } : {}), detail: o.detail });
   return { ...summary, wasRunning };
 }
 

@@ -155,8 +155,9 @@ export function createConnection(config: Config): Connection {
       });
   }
 
+  // Through the engine, so a 2.x server is asked its own way; a server that does not answer in 5 s does not hold it.
   const holds = (c: Conductor, sessionId: string) =>
-    c.client.call("session.get", { path: { sessionID: sessionId } }, { timeoutMs: 5_000 }).then(
+    Promise.race([c.engine.getSession(sessionId), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no answer in 5 s")), 5_000).unref())]).then(
       () => true,
       (error: unknown) => (error instanceof NotFoundError ? false : Promise.reject(error)),
     );

@@ -5,32 +5,25 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { connectV2, type OpencodeV2Client } from "../../src/client/v2/index.js";
-import { startMcpFor, type McpSession } from "../support/mcp-client.js";
-import { startOpencode2, type V2Message } from "../support/opencode2.js";
+import type { OpencodeV2Client } from "../../src/client/v2/index.js";
+import type { McpSession } from "../support/mcp-client.js";
+import { startMcpOnV2, type McpOnV2 } from "../support/mcp-v2.js";
 import type { TestOpencode } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
 
 let server: TestOpencode;
 let mcp: McpSession;
 let v2: OpencodeV2Client;
+let recorded: McpOnV2["recorded"];
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  server = await startOpencode2({ gitInit: true, permission: { shell: "ask" } });
-  v2 = await connectV2({ url: server.url, password: server.password });
-  // `return`: a blocked turn comes back BLOCKED at once (no MCP elicitation from this test client).
-  mcp = await startMcpFor(server, { OPENCODE_CONDUCTOR_APPROVALS: "return" });
+  ({ server, mcp, v2, recorded, stop } = await startMcpOnV2({ gitInit: true, permission: { shell: "ask" } }, { OPENCODE_CONDUCTOR_APPROVALS: "return" }));
 });
+// `return`: a blocked turn comes back BLOCKED at once (no MCP elicitation from this test client).
+// A test that failed must not leave its script to the next one.
 beforeEach(() => server.model.clear());
-afterAll(async () => {
-  await mcp?.close();
-  await server?.stop();
-});
-
-async function recorded(sessionID: string): Promise<V2Message[]> {
-  const page = (await v2.request("session.messages", { path: { sessionID }, query: { order: "asc", limit: "200" } })) as { data: V2Message[] };
-  return page.data;
-}
+afterAll(() => stop?.());
 
 type Pending = { kind: string; id: string; session_id: string; permission?: string; patterns?: string[]; questions?: unknown[] };
 

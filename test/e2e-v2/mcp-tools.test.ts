@@ -5,33 +5,25 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { connectV2, type OpencodeV2Client } from "../../src/client/v2/index.js";
-import { startMcpFor, type McpSession } from "../support/mcp-client.js";
-import { startOpencode2, type V2Message } from "../support/opencode2.js";
+import type { OpencodeV2Client } from "../../src/client/v2/index.js";
+import type { McpSession } from "../support/mcp-client.js";
+import { startMcpOnV2, type McpOnV2 } from "../support/mcp-v2.js";
+import type { V2Message } from "../support/opencode2.js";
 import type { TestOpencode } from "../support/opencode.js";
 import { delay, hang, httpError, text, toolCall } from "../support/scripted-model.js";
 
 let server: TestOpencode;
 let mcp: McpSession;
 let v2: OpencodeV2Client;
+let recorded: McpOnV2["recorded"];
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  server = await startOpencode2({ gitInit: true });
-  v2 = await connectV2({ url: server.url, password: server.password });
-  mcp = await startMcpFor(server);
+  ({ server, mcp, v2, recorded, stop } = await startMcpOnV2({ gitInit: true }, {}));
 });
 // A test that failed must not leave its script to the next one.
 beforeEach(() => server.model.clear());
-afterAll(async () => {
-  await mcp?.close();
-  await server?.stop();
-});
-
-/** The session's messages as the 2.x server recorded them, oldest first. */
-async function recorded(sessionID: string): Promise<V2Message[]> {
-  const page = (await v2.request("session.messages", { path: { sessionID }, query: { order: "asc", limit: "200" } })) as { data: V2Message[] };
-  return page.data;
-}
+afterAll(() => stop?.());
 
 const textOf = (m: V2Message | undefined) => (m?.content ?? []).flatMap((c) => (c.type === "text" && c.text ? [c.text] : [])).join("\n");
 
@@ -131,6 +123,8 @@ describe("control on opencode 2.x", () => {
     server.model.queue(hang({ text: "partial " }));
     const started = await mcp.call("oc_delegate", { task: "never ends", title: "v2 interrupt", wait: false });
     const id = started.data.session_id as string;
+    // Interrupt once the model is answering (before that there is no step to keep text in).
+    await server.model.waitForRequests(1, { sessionId: id, timeoutMs: 60_000 });
     const r = await mcp.call("oc_interrupt", { session_id: id });
     expect(r.isError, r.text).toBe(false);
     expect(r.data).toMatchObject({ status: "interrupted" });

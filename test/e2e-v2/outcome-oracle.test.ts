@@ -11,6 +11,7 @@ import { startMcpFor, type McpSession } from "../support/mcp-client.js";
 import { startOpencode2, type V2Message } from "../support/opencode2.js";
 import type { TestOpencode } from "../support/opencode.js";
 import { NOT_ON_V2, oracleRows, type OracleRow } from "../support/oracle-table.js";
+import { modelOf, runAllAtOnce, runFollowUp, runRow, type OracleHarness } from "../support/oracle-run.js";
 import { hang, text } from "../support/scripted-model.js";
 
 const rows = oracleRows("v2");
@@ -32,7 +33,6 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const modelOf = (r: OracleRow) => `fake/o-${r.name}`;
 const argsOf = (r: OracleRow) => ({ task: `oracle ${r.name}`, model: modelOf(r), ...r.args });
 const textOf = (m: V2Message) => (m.content ?? []).flatMap((c) => (c.type === "text" && c.text ? [c.text] : [])).join("\n").trim();
 
@@ -69,6 +69,8 @@ async function expectTruthful(r: OracleRow, data: Record<string, unknown>) {
   return sessionId;
 }
 
+const harness = (): OracleHarness => ({ mcp, model: server.model, argsOf, expectTruthful, auditLines });
+
 describe("outcome oracle on opencode 2.x: rows that cannot apply", () => {
   it("are named with their reason (never skipped in silence)", () => {
     for (const [name, why] of Object.entries(NOT_ON_V2)) console.log(`[oracle v2] not applicable: ${name}: ${why}`);
@@ -88,56 +90,13 @@ describe("outcome oracle on opencode 2.x: rows that cannot apply", () => {
 });
 
 describe("outcome oracle on opencode 2.x: each ending, one at a time", () => {
-  it.each(rows)("$name", async (r) => {
-    server.model.for(`o-${r.name}`).queue(...r.script());
-    let result = await mcp.call("oc_delegate", argsOf(r), { timeoutMs: 180_000 });
-    expect(result.isError, result.text).toBe(false);
-    if (r.reject) {
-      expect(result.data.status, result.text).toBe("blocked");
-      const id = (result.data.pending as Array<{ id: string }>)[0]!.id;
-      expect((await mcp.call("oc_answer", { request_id: id, decision: "reject" })).isError).toBe(false);
-      result = await mcp.call("oc_wait", { session_id: result.data.session_id });
-    }
-    const sessionId = await expectTruthful(r, result.data);
-    const turnStatus = r.status === "checks_failed" ? "done" : r.status;
-    const waited = await mcp.call("oc_wait", { session_id: sessionId });
-    expect(waited.data.status, waited.text).toBe(turnStatus);
-    const read = await mcp.call("oc_result", { session_id: sessionId });
-    expect(read.data.status, read.text).toBe(turnStatus);
-    const line = auditLines().find((e) => e.tool === "oc_delegate" && e.session_id === sessionId && e.decision === undefined);
-    if (!r.reject) expect(line?.outcome).toBe(r.status);
-    server.model.for(`o-${r.name}`).clear();
-  });
+  it.each(rows)("$name", (r) => runRow(harness(), r));
 });
 
 describe("outcome oracle on opencode 2.x: every ending at once", () => {
-  it("oc_delegate_parallel reports each task as the server recorded it", async () => {
-    for (const r of rows) server.model.for(`o-${r.name}`).queue(...r.script());
-    const batch = rows.filter((r) => r.status !== "budget_exceeded" && r.status !== "checks_failed" && !r.reject);
-    const tasks = batch.map((r) => {
-      const { approvals: _, ...args } = argsOf(r) as Record<string, unknown>;
-      return args;
-    });
-    const result = await mcp.call("oc_delegate_parallel", { tasks, concurrency: 12, approvals: "deny" }, { timeoutMs: 240_000 });
-    expect(result.isError, result.text).toBe(false);
-    const results = result.data.results as Array<Record<string, unknown>>;
-    expect(results).toHaveLength(batch.length);
-    for (const [i, r] of batch.entries()) await expectTruthful(r, results[i]!);
-    const line = auditLines().findLast((e) => e.tool === "oc_delegate_parallel") as { detail: { sessions: Array<{ status: string }> } };
-    expect(line.detail.sessions.map((s) => s.status)).toEqual(batch.map((r) => r.status));
-    for (const r of rows) server.model.for(`o-${r.name}`).clear();
-  });
+  it("oc_delegate_parallel reports each task as the server recorded it", () => runAllAtOnce(harness(), rows));
 });
 
 describe("outcome oracle on opencode 2.x: a follow-up through oc_send, then oc_wait", () => {
-  it.each(rows.filter((r) => ["e400", "text"].includes(r.name)))("$name", async (r) => {
-    server.model.for("o-text").queue(text("first turn"));
-    const first = await mcp.call("oc_delegate", { task: "first", model: "fake/o-text" });
-    expect(first.data.status, first.text).toBe("done");
-    server.model.for(`o-${r.name}`).queue(...r.script());
-    const sent = await mcp.call("oc_send", { session_id: first.data.session_id, message: `follow-up ${r.name}`, model: modelOf(r) });
-    expect(sent.isError, sent.text).toBe(false);
-    const waited = await mcp.call("oc_wait", { session_id: first.data.session_id });
-    await expectTruthful(r, waited.data);
-  });
+  it.each(rows.filter((r) => ["e400", "text"].includes(r.name)))("$name", (r) => runFollowUp(harness(), r));
 });

@@ -1,4 +1,4 @@
-// The outcome oracle's table, shared by the 1.x suite (test/e2e/outcome-oracle.test.ts) and the 2.x
+// The outcome oracle's table, shared by the 1.x suite (test/e2e/mcp/outcome-oracle.test.ts) and the 2.x
 // one (test/e2e-v2/outcome-oracle.test.ts): each way a turn can end, the model's script, and what
 // the conductor must report, which the recorded session must bear out. Where opencode 2.x records
 // a different ending for the same script, the row says so; where a row cannot apply to 2.x, it is

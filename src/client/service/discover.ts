@@ -66,7 +66,7 @@ export async function checkServiceFile(file: string, options: Omit<FindServiceOp
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
   } catch (error) {
-    const why = error instanceof AuthError ? "refused the password in the file" : (error as Error).message.replace(/\s*Check OPENCODE_URL\.?$/, "");
+    const why = error instanceof AuthError ? "refused the password in the file" : (error as Error).message.replace(/\s*(Check OPENCODE_URL\.?|Start one with .*)$/, "");
     return { file, result: `stale: ${what}: ${why}` };
   }
   if (identity.major !== 2) return { file, result: `ignored: ${what} answers as opencode ${identity.version}, not a 2.x service` };

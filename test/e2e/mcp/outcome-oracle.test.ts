@@ -10,7 +10,7 @@ import { connect, type OpencodeClient } from "../../../src/client/index.js";
 import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 import { oracleRows, type OracleRow } from "../../support/oracle-table.js";
-import { text } from "../../support/scripted-model.js";
+import { modelOf, runAllAtOnce, runFollowUp, runRow, type OracleHarness } from "../../support/oracle-run.js";
 
 type Row = OracleRow;
 
@@ -34,7 +34,6 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const modelOf = (r: Row) => `fake/o-${r.name}`;
 const argsOf = (r: Row) => ({ task: `oracle ${r.name}`, model: modelOf(r), permissions: "auto", ...r.args });
 
 /** What opencode recorded for the session's last turn, read straight from it. */
@@ -78,67 +77,16 @@ async function expectTruthful(r: Row, data: Record<string, unknown>) {
 // Three rounds: races show up as a flake in one of them.
 const ROUNDS = [1, 2, 3];
 
-describe.each(ROUNDS)("outcome oracle, round %i: each ending, one at a time", () => {
-  it.each(rows)("$name", async (r) => {
-    server.model.for(`o-${r.name}`).queue(...r.script());
-    let result = await mcp.call("oc_delegate", argsOf(r), { timeoutMs: 180_000 });
-    expect(result.isError, result.text).toBe(false);
-    if (r.reject) {
-      expect(result.data.status, result.text).toBe("blocked");
-      const id = (result.data.pending as Array<{ id: string }>)[0]!.id;
-      expect((await mcp.call("oc_answer", { request_id: id, decision: "reject" })).isError).toBe(false);
-      result = await mcp.call("oc_wait", { session_id: result.data.session_id });
-    }
-    const sessionId = await expectTruthful(r, result.data);
+const harness = (): OracleHarness => ({ mcp, model: server.model, argsOf, expectTruthful, auditLines });
 
-    // oc_wait and oc_result read the same session afterwards: the same outcome (the gate and the
-    // budget are the conductor's own verdicts; oc_wait still knows the budget, the checks it did not run).
-    const turnStatus = r.status === "checks_failed" ? "done" : r.status;
-    const waited = await mcp.call("oc_wait", { session_id: sessionId });
-    expect(waited.data.status, waited.text).toBe(turnStatus);
-    const read = await mcp.call("oc_result", { session_id: sessionId });
-    expect(read.data.status, read.text).toBe(turnStatus);
-    // The task's own line (a policy's answer to a request has a line of its own, with its decision).
-    const line = auditLines().find((e) => e.tool === "oc_delegate" && e.session_id === sessionId && e.decision === undefined);
-    if (!r.reject) expect(line?.outcome).toBe(r.status);
-    server.model.for(`o-${r.name}`).clear(); // steps a stopped turn did not use
-  });
+describe.each(ROUNDS)("outcome oracle, round %i: each ending, one at a time", () => {
+  it.each(rows)("$name", (r) => runRow(harness(), r));
 });
 
 describe.each(ROUNDS)("outcome oracle, round %i: every ending at once", () => {
-  it("oc_delegate_parallel reports each task as opencode recorded it, 12 at a time", async () => {
-    for (const r of rows) server.model.for(`o-${r.name}`).queue(...r.script());
-    // The batch has one budget for all and no per-task checks: those rows, and the one that answers
-    // a request itself, ran alone above; the rest run together.
-    const batch = rows.filter((r) => r.status !== "budget_exceeded" && r.status !== "checks_failed" && !r.reject);
-    // Approvals are the batch's: "deny" is what the rows that ask for one want.
-    const tasks = batch.map((r) => {
-      const { approvals: _, ...args } = argsOf(r) as Record<string, unknown>;
-      return args;
-    });
-    const result = await mcp.call("oc_delegate_parallel", { tasks, concurrency: 12, approvals: "deny" }, { timeoutMs: 240_000 });
-    expect(result.isError, result.text).toBe(false);
-    const results = result.data.results as Array<Record<string, unknown>>;
-    expect(results).toHaveLength(batch.length);
-    for (const [i, r] of batch.entries()) await expectTruthful(r, results[i]!);
-    const counts: Record<string, number> = {};
-    for (const r of batch) counts[r.status] = (counts[r.status] ?? 0) + 1;
-    expect(result.data.counts).toEqual(counts);
-    const line = auditLines().findLast((e) => e.tool === "oc_delegate_parallel") as { detail: { sessions: Array<{ status: string }> } };
-    expect(line.detail.sessions.map((s) => s.status)).toEqual(batch.map((r) => r.status));
-    for (const r of rows) server.model.for(`o-${r.name}`).clear();
-  });
+  it("oc_delegate_parallel reports each task as opencode recorded it, 12 at a time", () => runAllAtOnce(harness(), rows));
 });
 
 describe("outcome oracle: a follow-up through oc_send, then oc_wait", () => {
-  it.each(rows.filter((r) => ["e400", "429-fast", "text"].includes(r.name)))("$name", async (r) => {
-    server.model.for("o-text").queue(text("first turn"));
-    const first = await mcp.call("oc_delegate", { task: "first", model: "fake/o-text" });
-    expect(first.data.status, first.text).toBe("done");
-    server.model.for(`o-${r.name}`).queue(...r.script());
-    const sent = await mcp.call("oc_send", { session_id: first.data.session_id, message: `follow-up ${r.name}`, model: modelOf(r) });
-    expect(sent.isError, sent.text).toBe(false);
-    const waited = await mcp.call("oc_wait", { session_id: first.data.session_id });
-    await expectTruthful(r, waited.data);
-  });
+  it.each(rows.filter((r) => ["e400", "429-fast", "text"].includes(r.name)))("$name", (r) => runFollowUp(harness(), r));
 });

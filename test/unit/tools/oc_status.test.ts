@@ -26,6 +26,7 @@ describeRecordedCalls(TOOL, [
       const agents = fixture.interactions.find((i) => i.operationId === "app.agents")!.body as unknown[];
       expect(r.data).toMatchObject({ version: "1.18.33", healthy: true, default_model: "fake/scripted", counts: { providers: 1, models: 2, agents: agents.length } });
       expect(r.data.compatibility).toMatchObject({ verdict: expect.stringMatching(/^tested/) });
+      expect(r.data.engine).toBe("v1");
       expect(r.text).toMatch(/^opencode 1\.18\.33 at http:\/\/opencode\.replay\.invalid \(engine v1\): healthy\./);
       expect(r.text).toContain("Its spec is the pinned one (1.18.33).");
     },
