@@ -34,13 +34,15 @@ const parsed = time("JSON.parse of GET /doc", () => JSON.parse(doc) as OpenApiDo
 const ops = time("listOperations (the catalog: ids, paths, texts)", () => listOperations(parsed));
 let slowest = ["", 0] as [string, number];
 const rows = time(`operationRow for all ${ops.length} operations (bundling)`, () =>
-  ops.filter((op) => op.method !== "head").map((op) => {
-    const t0 = performance.now();
-    const row = operationRow(parsed, op);
-    const took = performance.now() - t0;
-    if (took > slowest[1]) slowest = [op.id, took];
-    return row;
-  }),
+  ops
+    .filter((op) => op.method !== "head")
+    .map((op) => {
+      const t0 = performance.now();
+      const row = operationRow(parsed, op);
+      const took = performance.now() - t0;
+      if (took > slowest[1]) slowest = [op.id, took];
+      return row;
+    }),
 );
 console.log(`${"  slowest single operation".padEnd(52)} ${slowest[1].toFixed(1)} ms (${slowest[0]})`);
 const ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true });
@@ -78,9 +80,15 @@ await call("tools/list (never reads the spec)", () => client.listTools());
 await call("first oc_api_ops (health + /doc + catalog)", () => client.callTool({ name: "oc_api_ops", arguments: { limit: 5 } }));
 await call("oc_api_ops session.prompt (bundle one operation)", () => client.callTool({ name: "oc_api_ops", arguments: { operation: "session.prompt" } }));
 await call("first oc_api session.prompt_async (Ajv compile)", () =>
-  client.callTool({ name: "oc_api", arguments: { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: [{ type: "text", text: "hi" }] } } }),
+  client.callTool({
+    name: "oc_api",
+    arguments: { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: [{ type: "text", text: "hi" }] } },
+  }),
 );
 await call("second oc_api session.prompt_async (compiled)", () =>
-  client.callTool({ name: "oc_api", arguments: { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: [{ type: "text", text: "hi" }] } } }),
+  client.callTool({
+    name: "oc_api",
+    arguments: { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: [{ type: "text", text: "hi" }] } },
+  }),
 );
 await client.close();

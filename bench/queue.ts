@@ -29,7 +29,10 @@ const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 /** RSS of a process and its children (opencode runs a few helper processes). */
 const treeRssMb = (pid: number): number => {
-  const kids = execFileSync("sh", ["-c", `pgrep -P ${pid} || true`], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+  const kids = execFileSync("sh", ["-c", `pgrep -P ${pid} || true`], { encoding: "utf8" })
+    .split("\n")
+    .filter(Boolean)
+    .map(Number);
   return rssMb(pid) + kids.reduce((sum, k) => sum + treeRssMb(k), 0);
 };
 
@@ -37,7 +40,10 @@ const treeRssMb = (pid: number): number => {
 const cpuS = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   const own = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
-  const kids = execFileSync("sh", ["-c", `pgrep -P ${pid} || true`], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+  const kids = execFileSync("sh", ["-c", `pgrep -P ${pid} || true`], { encoding: "utf8" })
+    .split("\n")
+    .filter(Boolean)
+    .map(Number);
   return own + kids.reduce((sum, k) => sum + cpuS(k), 0);
 };
 
@@ -51,7 +57,8 @@ const queue = new TaskQueue({ url: redis.url });
 let failed = false;
 try {
   for (let i = 0; i < WORKERS; i++) servers.push(await startOpencode({ model }));
-  for (let i = 0; i < WORKERS; i++) workers.push(await startWorker({ id: `bench${i + 1}`, queueUrl: redis.url, opencode: servers[i]!, concurrency: CONCURRENCY }));
+  for (let i = 0; i < WORKERS; i++)
+    workers.push(await startWorker({ id: `bench${i + 1}`, queueUrl: redis.url, opencode: servers[i]!, concurrency: CONCURRENCY }));
   const idleWorker = rssMb(workers[0]!.pid);
   const idleOpencode = treeRssMb(servers[0]!.pid);
 
@@ -84,7 +91,10 @@ try {
   }, 200);
   const cpuBefore = { worker: cpuS(workers[0]!.pid), opencode: cpuS(servers[0]!.pid) };
   const started = Date.now();
-  const batch = await queue.parallel(Array.from({ length: BATCH }, (_, i) => ({ task: `throughput ${i}` })), { requestId: `bench-${Date.now()}` });
+  const batch = await queue.parallel(
+    Array.from({ length: BATCH }, (_, i) => ({ task: `throughput ${i}` })),
+    { requestId: `bench-${Date.now()}` },
+  );
   const wall = Date.now() - started;
   clearInterval(sampler);
   const cpu = { worker: cpuS(workers[0]!.pid) - cpuBefore.worker, opencode: cpuS(servers[0]!.pid) - cpuBefore.opencode };
@@ -92,17 +102,31 @@ try {
   const perMin = (done / wall) * 60_000;
   const perSession = (peakOpencode - idleOpencode) / CONCURRENCY;
 
-  const line = (label: string, xs: number[]) => `${label}: median ${median(xs).toFixed(1)} ms, p90 ${p90(xs).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms (${xs.length} tasks)`;
+  const line = (label: string, xs: number[]) =>
+    `${label}: median ${median(xs).toFixed(1)} ms, p90 ${p90(xs).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms (${xs.length} tasks)`;
   console.log(line("enqueue → worker start", toStart));
-  console.log(`  split (medians): caller until add ${median(split.client).toFixed(1)} ms, add → BullMQ hands it to the worker ${median(split.pickup).toFixed(1)} ms, worker until the attempt starts ${median(split.worker).toFixed(1)} ms`);
+  console.log(
+    `  split (medians): caller until add ${median(split.client).toFixed(1)} ms, add → BullMQ hands it to the worker ${median(split.pickup).toFixed(1)} ms, worker until the attempt starts ${median(split.worker).toFixed(1)} ms`,
+  );
   console.log(line("summary → caller     ", toCaller));
-  console.log(`throughput: ${done}/${BATCH} done in ${(wall / 1000).toFixed(1)} s on ${WORKERS} workers × ${CONCURRENCY} = ${perMin.toFixed(0)} tasks/min (model turn ${TURN_MS} ms; ideal ${((WORKERS * CONCURRENCY * 60_000) / TURN_MS).toFixed(0)})`);
+  console.log(
+    `throughput: ${done}/${BATCH} done in ${(wall / 1000).toFixed(1)} s on ${WORKERS} workers × ${CONCURRENCY} = ${perMin.toFixed(0)} tasks/min (model turn ${TURN_MS} ms; ideal ${((WORKERS * CONCURRENCY * 60_000) / TURN_MS).toFixed(0)})`,
+  );
   console.log(`worker RSS: ${idleWorker.toFixed(0)} MB idle, ${peakWorker.toFixed(0)} MB peak at ${CONCURRENCY} tasks`);
-  console.log(`opencode RSS (with helpers): ${idleOpencode.toFixed(0)} MB idle, ${peakOpencode.toFixed(0)} MB peak at ${CONCURRENCY} sessions ≈ ${perSession.toFixed(0)} MB per concurrent session`);
-  console.log(`CPU during the batch (one worker of ${WORKERS}): worker ${((cpu.worker / wall) * 1000).toFixed(2)} cores, its opencode ${((cpu.opencode / wall) * 1000).toFixed(2)} cores (${(BATCH / WORKERS).toFixed(0)} tasks; ${(((cpu.worker + cpu.opencode) / (BATCH / WORKERS)) * 1000).toFixed(0)} ms CPU per task)`);
+  console.log(
+    `opencode RSS (with helpers): ${idleOpencode.toFixed(0)} MB idle, ${peakOpencode.toFixed(0)} MB peak at ${CONCURRENCY} sessions ≈ ${perSession.toFixed(0)} MB per concurrent session`,
+  );
+  console.log(
+    `CPU during the batch (one worker of ${WORKERS}): worker ${((cpu.worker / wall) * 1000).toFixed(2)} cores, its opencode ${((cpu.opencode / wall) * 1000).toFixed(2)} cores (${(BATCH / WORKERS).toFixed(0)} tasks; ${(((cpu.worker + cpu.opencode) / (BATCH / WORKERS)) * 1000).toFixed(0)} ms CPU per task)`,
+  );
   const keysNow = await queue.redis.keys("occ:tasks:*");
-  console.log(`BullMQ keys of the shared queue (what KEDA reads): ${keysNow.filter((k) => /:(wait|active)$/.test(k)).join(", ") || "(wait/active lists are empty now)"}; all: ${[...new Set(keysNow.map((k) => k.split(":").slice(0, 3).join(":")))].slice(0, 12).join(", ")}`);
-  for (const [label, xs] of [["enqueue → worker start", toStart], ["summary → caller", toCaller]] as const) {
+  console.log(
+    `BullMQ keys of the shared queue (what KEDA reads): ${keysNow.filter((k) => /:(wait|active)$/.test(k)).join(", ") || "(wait/active lists are empty now)"}; all: ${[...new Set(keysNow.map((k) => k.split(":").slice(0, 3).join(":")))].slice(0, 12).join(", ")}`,
+  );
+  for (const [label, xs] of [
+    ["enqueue → worker start", toStart],
+    ["summary → caller", toCaller],
+  ] as const) {
     if (median(xs) >= TARGET_MS) {
       failed = true;
       console.log(`OVER TARGET: ${label} median ${median(xs).toFixed(1)} ms ≥ ${TARGET_MS} ms`);

@@ -59,7 +59,11 @@ try {
   };
   const turns = (n: number) => oc.model.queue(times(n, text("ok", { delayMs: TURN_MS })));
   const rows: Array<[string, () => Promise<void>, () => Promise<unknown>]> = [
-    ["conductor", viaConductor, () => conductor.parallel(Array.from({ length: WIDTH }, (_, i) => ({ task: `task ${i}`, title: `parallel ${i}` }))).then(allDone)],
+    [
+      "conductor",
+      viaConductor,
+      () => conductor.parallel(Array.from({ length: WIDTH }, (_, i) => ({ task: `task ${i}`, title: `parallel ${i}` }))).then(allDone),
+    ],
     ["bare opencode", bare, () => Promise.all(Array.from({ length: WIDTH }, bare))],
   ];
   console.log(`parallel, ${WIDTH} turns of ${TURN_MS} ms at once against one (median of 3 each):`);
@@ -73,7 +77,9 @@ try {
       batches.push(await timed(many));
     }
     const ratio = median(batches) / median(singles);
-    console.log(`  ${name.padEnd(13)} one ${ms(median(singles))}, ${WIDTH} at once ${ms(median(batches))}: ${ratio.toFixed(2)}x${name === "conductor" ? "; target < 1.5x" : ""}`);
+    console.log(
+      `  ${name.padEnd(13)} one ${ms(median(singles))}, ${WIDTH} at once ${ms(median(batches))}: ${ratio.toFixed(2)}x${name === "conductor" ? "; target < 1.5x" : ""}`,
+    );
   }
   stopListening();
 } finally {
@@ -98,7 +104,9 @@ async function latency(server: TestOpencode, c: Conductor, endAt: Map<string, nu
   }
   console.log(`latency on ${label}, model's last byte -> delegate() returned, ${RUNS} runs:`);
   console.log(`  median ${ms(median(total))} (min ${ms(Math.min(...total))}, max ${ms(Math.max(...total))}); target < 50 ms`);
-  console.log(`  of which opencode (last byte -> end event) median ${ms(median(own))}, conductor (end event -> return) median ${ms(median(total.map((t, i) => t - own[i]!)))}`);
+  console.log(
+    `  of which opencode (last byte -> end event) median ${ms(median(own))}, conductor (end event -> return) median ${ms(median(total.map((t, i) => t - own[i]!)))}`,
+  );
 }
 
 if (!process.argv.includes("--v1-only")) {

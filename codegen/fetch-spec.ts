@@ -74,10 +74,7 @@ function save(outDir: string, fetched: FetchedSpec, source: "binary" | "url"): v
   const unchanged = previous !== null && previous.equals(fetched.doc);
   // Written as served, never re-serialised: the bytes are what the sha256 and drift checks cover.
   if (!unchanged) writeFileSync(specFile, fetched.doc);
-  const meta = nextMeta(
-    { opencodeVersion: fetched.version, sha256: hash, operations, source },
-    unchanged ? readMeta(outDir) : null,
-  );
+  const meta = nextMeta({ opencodeVersion: fetched.version, sha256: hash, operations, source }, unchanged ? readMeta(outDir) : null);
   writeFileSync(join(outDir, META_FILE), formatMeta(meta));
   console.log(
     `${specFile}: ${fetched.doc.length} bytes, ${operations} operations, opencode ${fetched.version}, ` +

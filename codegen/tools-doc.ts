@@ -28,7 +28,8 @@ function section(tool: Tool, toolset: string): string {
   const a = tool.annotations ?? {};
   const hints = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"].filter((h) => (a as Record<string, unknown>)[h]).join(", ") || "none";
   const rows = Object.entries(schema.properties ?? {}).map(
-    ([name, p]) => `| \`${name}\`${schema.required?.includes(name) ? " (required)" : ""} | ${typeOf(p)} | ${(p.description ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ")} |`,
+    ([name, p]) =>
+      `| \`${name}\`${schema.required?.includes(name) ? " (required)" : ""} | ${typeOf(p)} | ${(p.description ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ")} |`,
   );
   const output = Object.keys((tool.outputSchema as { properties?: object } | undefined)?.properties ?? {}).map((k) => `\`${k}\``);
   return [
@@ -68,7 +69,7 @@ export async function renderToolsDoc(): Promise<string> {
     "",
     ...INSTRUCTIONS.split("\n").map((line) => `> ${line}`),
     "",
-    "Output schemas name the fields to read; answers are loose objects that carry more (a turn also has `answer`, `next`, `error`, `pending`, `model`, `agent`, `tools`, `files`, `tokens`, `cost`, `checks`, `budget`, `fallbacks`, `transcript` with `detail: \"full\"`).",
+    'Output schemas name the fields to read; answers are loose objects that carry more (a turn also has `answer`, `next`, `error`, `pending`, `model`, `agent`, `tools`, `files`, `tokens`, `cost`, `checks`, `budget`, `fallbacks`, `transcript` with `detail: "full"`).',
     "",
     "## Unknown arguments",
     "",
@@ -89,7 +90,10 @@ export async function renderReadmeTable(): Promise<string> {
   const rows = TOOLSETS.flatMap((set) =>
     tools
       .filter((t) => toolsetOf.get(t.name) === set)
-      .map((t) => `| ${set}${(DEFAULT_TOOLSETS as readonly string[]).includes(set) ? "" : " (opt-in)"} | [\`${t.name}\`](docs/tools.md#${t.name}) | ${t.title ?? ""} |`),
+      .map(
+        (t) =>
+          `| ${set}${(DEFAULT_TOOLSETS as readonly string[]).includes(set) ? "" : " (opt-in)"} | [\`${t.name}\`](docs/tools.md#${t.name}) | ${t.title ?? ""} |`,
+      ),
   );
   return [TABLE_START, "| toolset | tool | what it does |", "|---|---|---|", ...rows, TABLE_END].join("\n");
 }

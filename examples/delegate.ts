@@ -14,7 +14,9 @@ await runExample(async () => {
     // The status is what opencode recorded for the turn: done, error, interrupted, lost, blocked, …
     console.log(`${result.status}: ${result.answer}`);
     for (const file of result.files ?? []) console.log(`changed ${file.path}`);
-    console.log(JSON.stringify({ status: result.status, sessionId: result.sessionId, files: (result.files ?? []).map((f) => f.path), tokens: result.tokens?.total }));
+    console.log(
+      JSON.stringify({ status: result.status, sessionId: result.sessionId, files: (result.files ?? []).map((f) => f.path), tokens: result.tokens?.total }),
+    );
     return result.status === "done" ? 0 : 1;
   } finally {
     conductor.close();

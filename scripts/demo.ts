@@ -32,7 +32,11 @@ try {
   await show(mcp, "oc_delegate", { task: "Create hello.txt with a friendly greeting", permissions: "auto" });
   console.log(dim(`  hello.txt on disk: ${JSON.stringify(readFileSync(hello, "utf8"))}`));
 
-  server.model.queue(text("Reviewed: no issues found.", { delayMs: 300 }), text("Reviewed: two naming nits.", { delayMs: 300 }), text("Reviewed: add a test for errors.", { delayMs: 300 }));
+  server.model.queue(
+    text("Reviewed: no issues found.", { delayMs: 300 }),
+    text("Reviewed: two naming nits.", { delayMs: 300 }),
+    text("Reviewed: add a test for errors.", { delayMs: 300 }),
+  );
   await show(mcp, "oc_delegate_parallel", { tasks: [{ task: "Review src/a.ts" }, { task: "Review src/b.ts" }, { task: "Review src/c.ts" }], detail: "final" });
 
   const marker = join(server.directory, "deployed.txt");

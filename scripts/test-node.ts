@@ -34,7 +34,9 @@ async function main(): Promise<number> {
     const unit = await run(node, ["--project", "unit"]);
     const smoke = await run(node, ["--project", "e2e", ...SMOKE]);
     const version = execFileSync(node, ["--version"], { encoding: "utf8" }).trim();
-    summary.push(`node ${version}: unit ${unit === 0 ? "passed" : "FAILED"}, e2e smoke ${smoke === 0 ? "passed" : "FAILED"} (${Math.round((Date.now() - started) / 1000)} s)`);
+    summary.push(
+      `node ${version}: unit ${unit === 0 ? "passed" : "FAILED"}, e2e smoke ${smoke === 0 ? "passed" : "FAILED"} (${Math.round((Date.now() - started) / 1000)} s)`,
+    );
   }
   console.log(`\n${summary.join("\n")}`);
   return summary.some((l) => l.includes("FAILED")) ? 1 : 0;

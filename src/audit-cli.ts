@@ -27,7 +27,14 @@ export async function auditCommand(argv: string[], auditPath: string | undefined
   try {
     values = parseArgs({
       args: argv,
-      options: { session: { type: "string" }, tool: { type: "string" }, since: { type: "string" }, until: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } },
+      options: {
+        session: { type: "string" },
+        tool: { type: "string" },
+        since: { type: "string" },
+        until: { type: "string" },
+        limit: { type: "string" },
+        json: { type: "boolean" },
+      },
       strict: true,
     }).values;
   } catch (error) {

@@ -94,22 +94,35 @@ async function main(): Promise<number> {
   let args;
   try {
     args = parseArgs({
-      options: { http: { type: "boolean" }, port: { type: "string" }, host: { type: "string" }, help: { type: "boolean", short: "h" }, version: { type: "boolean", short: "v" } },
+      options: {
+        http: { type: "boolean" },
+        port: { type: "string" },
+        host: { type: "string" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
+      },
       strict: true,
     }).values;
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${HELP}\n`);
     return 2;
   }
-  if (args.help) return void process.stdout.write(`${HELP}\n`), 0;
-  if (args.version) return void process.stdout.write(`${VERSION}\n`), 0;
+  if (args.help) return (void process.stdout.write(`${HELP}\n`), 0);
+  if (args.version) return (void process.stdout.write(`${VERSION}\n`), 0);
   if (!args.http && (args.port !== undefined || args.host !== undefined)) {
     process.stderr.write("--port and --host only apply with --http\n");
     return 2;
   }
 
   // Loaded only now, so --help, --version and flag errors answer without loading the server.
-  const [{ ConfigError, loadConfig }, { createConnection }, { assertSomeTools, createServer }, { startHttp }, { StdioServerTransport }, { consoleCommandLine, startConsoleChild }] = await Promise.all([
+  const [
+    { ConfigError, loadConfig },
+    { createConnection },
+    { assertSomeTools, createServer },
+    { startHttp },
+    { StdioServerTransport },
+    { consoleCommandLine, startConsoleChild },
+  ] = await Promise.all([
     import("./config.js"),
     import("./mcp/connection.js"),
     import("./mcp/server.js"),
@@ -140,7 +153,12 @@ async function main(): Promise<number> {
       process.stderr.write(`--port must be a port number, got "${args.port}"\n`);
       return 2;
     }
-    const http = await startHttp({ host: args.host ?? "127.0.0.1", port, token: config.httpToken, sessionTtlMs: config.httpSessionTtlS * 1000, origins: config.httpOrigins,
+    const http = await startHttp({
+      host: args.host ?? "127.0.0.1",
+      port,
+      token: config.httpToken,
+      sessionTtlMs: config.httpSessionTtlS * 1000,
+      origins: config.httpOrigins,
       onExpire: (id) => process.stderr.write(`opencode-conductor: closed MCP session ${id} (idle ${config.httpSessionTtlS} s)\n`),
       newServer,
     }).catch((error: Error) => {

@@ -79,7 +79,10 @@ const EnvSchema = z.object({
   OPENCODE_CONDUCTOR_APPROVALS: z
     .string()
     .optional()
-    .refine((v) => v === undefined || v === "" || (APPROVAL_MODES as readonly string[]).includes(v), `expected one of ${APPROVAL_MODES.join(", ")} (or unset: elicit when the client supports it, else return)`),
+    .refine(
+      (v) => v === undefined || v === "" || (APPROVAL_MODES as readonly string[]).includes(v),
+      `expected one of ${APPROVAL_MODES.join(", ")} (or unset: elicit when the client supports it, else return)`,
+    ),
   OPENCODE_CONDUCTOR_HTTP_TOKEN: z.string().optional(),
   OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S: seconds(1800),
   OPENCODE_CONDUCTOR_HTTP_ORIGINS: z.string().optional(),
@@ -145,7 +148,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auditPath: audit === "off" ? undefined : audit || join(stateDir, "audit.jsonl"),
     httpToken: e.OPENCODE_CONDUCTOR_HTTP_TOKEN || undefined,
     httpSessionTtlS: e.OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S,
-    httpOrigins: (e.OPENCODE_CONDUCTOR_HTTP_ORIGINS ?? "").split(",").map((o) => o.trim().replace(/\/+$/, "")).filter(Boolean),
+    httpOrigins: (e.OPENCODE_CONDUCTOR_HTTP_ORIGINS ?? "")
+      .split(",")
+      .map((o) => o.trim().replace(/\/+$/, ""))
+      .filter(Boolean),
     approvals: (e.OPENCODE_CONDUCTOR_APPROVALS || undefined) as ApprovalMode | undefined,
     debug: e.OPENCODE_CONDUCTOR_DEBUG,
   };

@@ -18,12 +18,23 @@ clients pass few of their own variables on to MCP servers. uninstall puts back t
 export async function installCommand(verb: "install" | "uninstall", argv: string[], stateDir: string): Promise<number> {
   let values;
   try {
-    values = parseArgs({ args: argv, options: { client: { type: "string" }, scope: { type: "string" }, env: { type: "string", multiple: true }, "dry-run": { type: "boolean" }, force: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true }).values;
+    values = parseArgs({
+      args: argv,
+      options: {
+        client: { type: "string" },
+        scope: { type: "string" },
+        env: { type: "string", multiple: true },
+        "dry-run": { type: "boolean" },
+        force: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }).values;
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${INSTALL_HELP}\n`);
     return 2;
   }
-  if (values.help) return void process.stdout.write(`${INSTALL_HELP}\n`), 0;
+  if (values.help) return (void process.stdout.write(`${INSTALL_HELP}\n`), 0);
   if (!values.client) {
     process.stderr.write(`--client is required.\n\n${INSTALL_HELP}\n`);
     return 2;

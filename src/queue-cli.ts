@@ -15,14 +15,19 @@ The queue: --queue redis://HOST:PORT or OPENCODE_CONDUCTOR_QUEUE.`;
 export async function queueCommand(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { queue: { type: "string" }, json: { type: "boolean" }, limit: { type: "string" }, help: { type: "boolean", short: "h" } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: { queue: { type: "string" }, json: { type: "boolean" }, limit: { type: "string" }, help: { type: "boolean", short: "h" } },
+    });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${QUEUE_HELP}\n`);
     return 2;
   }
   const { values, positionals } = parsed;
   const [verb, arg] = positionals;
-  if (values.help || !verb) return void process.stdout.write(`${QUEUE_HELP}\n`), values.help ? 0 : 2;
+  if (values.help || !verb) return (void process.stdout.write(`${QUEUE_HELP}\n`), values.help ? 0 : 2);
   if (!["ls", "show", "cancel", "limit"].includes(verb)) {
     process.stderr.write(`opencode-conductor queue: unknown command "${verb.slice(0, 40)}": use ls, show, cancel or limit.\n\n${QUEUE_HELP}\n`);
     return 2;
@@ -44,7 +49,9 @@ export async function queueCommand(argv: string[]): Promise<number> {
   const reachable = await Promise.race([q.redis.ping().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), REDIS_TIMEOUT_MS)))]);
   clearTimeout(timer);
   if (!reachable) {
-    process.stderr.write(`opencode-conductor queue: Redis at ${redacted(settings.url)} did not answer within ${REDIS_TIMEOUT_MS / 1000} s: is it running, and is the URL right?\n`);
+    process.stderr.write(
+      `opencode-conductor queue: Redis at ${redacted(settings.url)} did not answer within ${REDIS_TIMEOUT_MS / 1000} s: is it running, and is the URL right?\n`,
+    );
     await q.close();
     return 1;
   }
@@ -53,24 +60,35 @@ export async function queueCommand(argv: string[]): Promise<number> {
     if (verb === "ls") {
       const status = await q.status();
       const rows = await q.list(values.limit ? Math.max(1, Math.min(1000, Number(values.limit) || 50)) : 50);
-      if (values.json) return out(JSON.stringify({ ...status, tasks: rows }, null, 2)), 0;
+      if (values.json) return (out(JSON.stringify({ ...status, tasks: rows }, null, 2)), 0);
       const c = status.counts;
-      out(`queue ${status.url} (prefix ${status.prefix}): ${c.waiting} waiting, ${c.active} active, ${c.delayed} delayed, ${c.completed} completed, ${c.failed} failed`);
+      out(
+        `queue ${status.url} (prefix ${status.prefix}): ${c.waiting} waiting, ${c.active} active, ${c.delayed} delayed, ${c.completed} completed, ${c.failed} failed`,
+      );
       out(`workers: ${status.workers.length ? "" : "none"}`);
-      for (const w of status.workers) out(`  ${w.id} on ${w.host}: ${w.running}/${w.concurrency} running, roots ${w.roots.join(", ") || "(none)"}, heartbeat ${w.heartbeat}`);
-      if (Object.keys(status.limits).length) out(`limits: ${Object.entries(status.limits).map(([p, n]) => `${p}=${n}`).join(", ")}`);
+      for (const w of status.workers)
+        out(`  ${w.id} on ${w.host}: ${w.running}/${w.concurrency} running, roots ${w.roots.join(", ") || "(none)"}, heartbeat ${w.heartbeat}`);
+      if (Object.keys(status.limits).length)
+        out(
+          `limits: ${Object.entries(status.limits)
+            .map(([p, n]) => `${p}=${n}`)
+            .join(", ")}`,
+        );
       for (const r of rows) out(`${r.id}\t${r.state}\t${r.queue}\t${new Date(r.enqueuedAt).toISOString()}\t${r.title}`);
       return 0;
     }
     if (verb === "show" || verb === "cancel") {
       if (!arg) throw new Error(`queue ${verb} needs a task id (queue ls lists them).`);
       const r = verb === "show" ? await q.read(arg) : await q.cancel(arg);
-      if (values.json) return out(JSON.stringify(r, null, 2)), 0;
+      if (values.json) return (out(JSON.stringify(r, null, 2)), 0);
       out(`${r.task.id}: ${r.task.state} · status ${r.status} · ${attemptsLine(r.task.attempts)}`);
       if (r.sessionId) out(`session ${r.sessionId}${r.task.worker ? ` on worker ${r.task.worker}` : ""}`);
       if (r.error) out(`${r.error.name}: ${r.error.message}`);
       if (r.answer) out(`\n${r.answer}`);
-      if (r.task.repo) out(`\nrepo ${r.task.repo.url} @ ${r.task.repo.base.slice(0, 12)}: ${r.task.repo.files.length} files changed${r.task.repo.branch ? `, branch ${r.task.repo.branch}${r.task.repo.pushed ? " pushed" : ` NOT pushed: ${r.task.repo.pushError}`}` : ""}`);
+      if (r.task.repo)
+        out(
+          `\nrepo ${r.task.repo.url} @ ${r.task.repo.base.slice(0, 12)}: ${r.task.repo.files.length} files changed${r.task.repo.branch ? `, branch ${r.task.repo.branch}${r.task.repo.pushed ? " pushed" : ` NOT pushed: ${r.task.repo.pushError}`}` : ""}`,
+        );
       return 0;
     }
     if (verb === "limit") {

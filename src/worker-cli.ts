@@ -61,7 +61,7 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
     process.stderr.write(`${(error as Error).message}\n\n${WORKER_HELP}\n`);
     return 2;
   }
-  if (values.help) return void process.stdout.write(`${WORKER_HELP}\n`), 0;
+  if (values.help) return (void process.stdout.write(`${WORKER_HELP}\n`), 0);
   const url = values.queue ?? process.env.OPENCODE_CONDUCTOR_QUEUE;
   if (!url) {
     process.stderr.write(`opencode-conductor worker: no queue: give --queue redis://HOST:PORT or set OPENCODE_CONDUCTOR_QUEUE.\n`);
@@ -108,7 +108,11 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
     queue: false, // the worker runs tasks here: never hand them back to the queue
   });
   const worker = new FleetWorker({
-    queue: { url, prefix: process.env.OPENCODE_CONDUCTOR_QUEUE_PREFIX || undefined, ttlS: process.env.OPENCODE_CONDUCTOR_QUEUE_TTL_S ? Number(process.env.OPENCODE_CONDUCTOR_QUEUE_TTL_S) : undefined },
+    queue: {
+      url,
+      prefix: process.env.OPENCODE_CONDUCTOR_QUEUE_PREFIX || undefined,
+      ttlS: process.env.OPENCODE_CONDUCTOR_QUEUE_TTL_S ? Number(process.env.OPENCODE_CONDUCTOR_QUEUE_TTL_S) : undefined,
+    },
     conductor,
     workspace,
     roots: values.root,

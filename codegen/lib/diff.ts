@@ -164,9 +164,7 @@ function diffResponses(a: Side, b: Side): Change[] {
   return changes;
 }
 
-type ContentChange =
-  | { kind: "added" | "removed"; contentType: string }
-  | ({ kind: "schema"; contentType: string } & SchemaChange);
+type ContentChange = { kind: "added" | "removed"; contentType: string } | ({ kind: "schema"; contentType: string } & SchemaChange);
 
 function diffContent(specA: OpenApiDocument, a: SpecMedia[], specB: OpenApiDocument, b: SpecMedia[]): ContentChange[] {
   const out: ContentChange[] = [];
@@ -192,12 +190,7 @@ export function isRequestChange(change: Change): boolean {
  * null when the two bundled schemas are equal; otherwise their short names and the components
  * that differ (added, removed or changed in `$defs`; empty when only the schema itself changed).
  */
-function schemaDifference(
-  specA: OpenApiDocument,
-  a: JsonSchema,
-  specB: OpenApiDocument,
-  b: JsonSchema,
-): SchemaChange | null {
+function schemaDifference(specA: OpenApiDocument, a: JsonSchema, specB: OpenApiDocument, b: JsonSchema): SchemaChange | null {
   const left = bundleSchema(specA, a);
   const right = bundleSchema(specB, b);
   if (isDeepStrictEqual(left, right)) return null;

@@ -1,14 +1,7 @@
 // One row of the operation table from one operation of a spec: flags and standalone JSON Schemas
 // (refs bundled into $defs). Used by codegen for generated/operations.ts and, at run time, by
 // oc_api / oc_api_ops for the connected server's own spec. No ts-morph here: it ships in dist.
-import {
-  parametersSchema,
-  requestBodySchema,
-  schemaSummary,
-  type JsonSchema,
-  type OpenApiDocument,
-  type SpecOperation,
-} from "./spec.js";
+import { parametersSchema, requestBodySchema, schemaSummary, type JsonSchema, type OpenApiDocument, type SpecOperation } from "./spec.js";
 
 export const HTTP_METHODS = ["get", "post", "put", "patch", "delete"] as const;
 
@@ -47,9 +40,7 @@ export function operationHead(op: SpecOperation): OperationHead {
     description: op.description,
     tags: op.tags,
     readOnly: op.method === "get",
-    streaming: op.responses.some(
-      (r) => r.status.startsWith("2") && r.content.some((m) => m.contentType.startsWith("text/event-stream")),
-    ),
+    streaming: op.responses.some((r) => r.status.startsWith("2") && r.content.some((m) => m.contentType.startsWith("text/event-stream"))),
     websocket: opensWebSocket(op),
   };
 }

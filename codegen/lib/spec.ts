@@ -87,11 +87,7 @@ export function findOperation(spec: OpenApiDocument, operationId: string): SpecO
 }
 
 /** `{type:"object", properties, required, additionalProperties:false}` for one parameter location. */
-export function parametersSchema(
-  spec: OpenApiDocument,
-  op: SpecOperation,
-  location: SpecParameter["in"],
-): JsonSchema | null {
+export function parametersSchema(spec: OpenApiDocument, op: SpecOperation, location: SpecParameter["in"]): JsonSchema | null {
   const params = op.parameters.filter((p) => p.in === location);
   if (params.length === 0) return null;
   const properties: Record<string, JsonSchema> = {};
@@ -112,12 +108,7 @@ export function requestBodySchema(spec: OpenApiDocument, op: SpecOperation): Jso
  * Falls back to the `NXX` range and then `default` when the exact status is not documented.
  * Returns null when that response has no body schema; throws on an unknown operationId.
  */
-export function responseSchema(
-  spec: OpenApiDocument,
-  operationId: string,
-  status: number | string,
-  contentType?: string,
-): JsonSchema | null {
+export function responseSchema(spec: OpenApiDocument, operationId: string, status: number | string, contentType?: string): JsonSchema | null {
   const op = findOperation(spec, operationId);
   const code = String(status);
   const response =
@@ -148,13 +139,7 @@ export function schemaSummary(schema: unknown): string {
   return Object.keys(schema).length === 0 ? "unknown" : "object";
 }
 
-function readOperation(
-  spec: OpenApiDocument,
-  op: Record<string, unknown>,
-  method: string,
-  path: string,
-  shared: unknown[],
-): SpecOperation {
+function readOperation(spec: OpenApiDocument, op: Record<string, unknown>, method: string, path: string, shared: unknown[]): SpecOperation {
   // Operation-level parameters override path-level ones with the same name and location.
   const byKey = new Map<string, SpecParameter>();
   for (const raw of [...shared, ...asArray(op.parameters)]) {

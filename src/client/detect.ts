@@ -55,7 +55,8 @@ export async function detectServer(target: ServerTarget): Promise<ServerIdentity
   const tried: string[] = [];
   for (const probe of PROBES) {
     const response = await getJson(target, probe.path);
-    if (response.status === 401 || response.status === 403) throw errorForResponse(response.status, response.body, { method: "GET", url: safeUrl(target.url + probe.path) });
+    if (response.status === 401 || response.status === 403)
+      throw errorForResponse(response.status, response.body, { method: "GET", url: safeUrl(target.url + probe.path) });
     const body = response.body as { version?: unknown; pid?: unknown } | undefined;
     if (response.status === 200 && body && typeof body.version === "string" && body.version) {
       const fromVersion = Number.parseInt(body.version, 10);
@@ -70,10 +71,7 @@ export async function detectServer(target: ServerTarget): Promise<ServerIdentity
     }
     tried.push(`${probe.path} → ${response.status === 200 ? "no version" : `HTTP ${response.status}`}`);
   }
-  throw new OpencodeError(
-    `The server at ${safeUrl(target.url)} does not look like opencode 1.x or 2.x (${tried.join(", ")}). Check OPENCODE_URL.`,
-    0,
-  );
+  throw new OpencodeError(`The server at ${safeUrl(target.url)} does not look like opencode 1.x or 2.x (${tried.join(", ")}). Check OPENCODE_URL.`, 0);
 }
 
 /** The server's own OpenAPI document, as served (bytes) and parsed. */

@@ -91,7 +91,7 @@ function messageFromIssues(b: Record<string, unknown>): string | undefined {
   // Some 400s carry validation issues instead of a message.
   const errors = b.errors ?? b.issues;
   if (!Array.isArray(errors) || errors.length === 0) return undefined;
-  return errors.map((e) => (typeof e === "object" && e ? str((e as Record<string, unknown>).message) ?? JSON.stringify(e) : String(e))).join("; ");
+  return errors.map((e) => (typeof e === "object" && e ? (str((e as Record<string, unknown>).message) ?? JSON.stringify(e)) : String(e))).join("; ");
 }
 
 function str(v: unknown): string | undefined {

@@ -26,7 +26,11 @@ export type ParseEvent<E> = (message: EventSourceMessage) => E | undefined;
 const SKIPPED = new Set(["sync", "server.heartbeat"]);
 
 export function streamEvents(open: OpenStream, options?: EventsOptions): AsyncGenerator<OpencodeEvent | ReconnectedEvent | DisconnectedEvent>;
-export function streamEvents<E extends { type: string }>(open: OpenStream, options: EventsOptions | undefined, parse: ParseEvent<E>): AsyncGenerator<E | ReconnectedEvent | DisconnectedEvent>;
+export function streamEvents<E extends { type: string }>(
+  open: OpenStream,
+  options: EventsOptions | undefined,
+  parse: ParseEvent<E>,
+): AsyncGenerator<E | ReconnectedEvent | DisconnectedEvent>;
 export async function* streamEvents<E extends { type: string }>(
   open: OpenStream,
   options: EventsOptions = {},
@@ -63,7 +67,12 @@ export async function* streamEvents<E extends { type: string }>(
       // A server that never answered is reported at once; one that went away, after a while.
       if (!reconnect || !connectedOnce) throw error;
       if (downSince !== undefined && Date.now() - downSince > giveUpAfterMs) {
-        throw new ConnectionError(`The opencode event stream has been down for ${Math.round((Date.now() - downSince) / 1000)} s; giving up.`, "unreachable", {}, error);
+        throw new ConnectionError(
+          `The opencode event stream has been down for ${Math.round((Date.now() - downSince) / 1000)} s; giving up.`,
+          "unreachable",
+          {},
+          error,
+        );
       }
       dropped = error instanceof Error ? error.message : String(error);
     } finally {

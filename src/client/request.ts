@@ -38,11 +38,7 @@ export interface RequestContext {
   defaultTimeoutMs: number;
 }
 
-type LooseRequest = (
-  method: string,
-  path: string,
-  init: Record<string, unknown>,
-) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+type LooseRequest = (method: string, path: string, init: Record<string, unknown>) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 
 export async function performRequest(ctx: RequestContext, op: RouteSpec, args: RequestArgs = {}, callOptions: RequestOptions = {}): Promise<unknown> {
   const request = ctx.raw.request as unknown as LooseRequest;

@@ -125,7 +125,12 @@ export class MissingBinaryError extends Error {
 
 /** The binary's path when it can be run: a path that is an executable file, or a name found on PATH. */
 export function findExecutable(binary: string, path = process.env.PATH ?? ""): string | undefined {
-  const candidates = binary.includes("/") ? [binary] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, binary));
+  const candidates = binary.includes("/")
+    ? [binary]
+    : path
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, binary));
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);
@@ -169,7 +174,12 @@ async function startOnce(
   const args = ["serve", "--port", String(o.port), "--hostname", o.hostname, ...(o.args ?? [])];
   const run = o.wrap ? o.wrap(o.binary, args) : { command: o.binary, args };
   // stdin is the supervisor's lifeline: it closes when this process dies.
-  const child = spawn(process.execPath, ["-e", SUPERVISOR_SOURCE, run.command, ...run.args], { cwd: o.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+  const child = spawn(process.execPath, ["-e", SUPERVISOR_SOURCE, run.command, ...run.args], {
+    cwd: o.cwd,
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: true,
+  });
   trackChild(child);
 
   let output = "";
@@ -192,16 +202,15 @@ async function startOnce(
     child.stderr!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
     });
-    void exited.then((code) => reject(new Error(`opencode serve exited (${code}) before listening: ${scrub(output, o.password).replace(SUPERVISOR_PID_LINE, "").trim()}`)));
+    void exited.then((code) =>
+      reject(new Error(`opencode serve exited (${code}) before listening: ${scrub(output, o.password).replace(SUPERVISOR_PID_LINE, "").trim()}`)),
+    );
   });
 
   const timeoutMs = o.startTimeoutMs ?? 30_000;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`opencode serve did not print its "listening on" line within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => reject(new Error(`opencode serve did not print its "listening on" line within ${timeoutMs} ms`)), timeoutMs);
   });
 
   let url: string;

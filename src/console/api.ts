@@ -55,7 +55,10 @@ export function events(ctx: ApiContext, req: IncomingMessage, res: ServerRespons
     else if (change.type === "audit") send("audit", {});
     else {
       const part = change.part as Record<string, unknown>;
-      send("part", { sessionId: change.sessionId, ...(part.delta ? { delta: { partID: part.partID, messageID: part.messageID, field: part.field, delta: part.delta } } : { part: partView(part) }) });
+      send("part", {
+        sessionId: change.sessionId,
+        ...(part.delta ? { delta: { partID: part.partID, messageID: part.messageID, field: part.field, delta: part.delta } } : { part: partView(part) }),
+      });
     }
   });
   // Comments keep proxies and the browser from taking a quiet stream for a dead one.
@@ -94,13 +97,27 @@ export async function auditPage(ctx: ApiContext, res: ServerResponse, query: URL
     if (Number.isNaN(Date.parse(value))) throw new BadRequest(`${name} must be a date or time, got ${JSON.stringify(value.slice(0, 60))}`);
     return value;
   };
-  const all = await readAudit(ctx.auditPath, { sessionId: query.get("session") || undefined, tool: query.get("tool") || undefined, since: time("since"), until: time("until"), limit: Number.MAX_SAFE_INTEGER });
+  const all = await readAudit(ctx.auditPath, {
+    sessionId: query.get("session") || undefined,
+    tool: query.get("tool") || undefined,
+    since: time("since"),
+    until: time("until"),
+    limit: Number.MAX_SAFE_INTEGER,
+  });
   const outcome = query.get("outcome");
   const entries = (outcome ? all.filter((e) => e.outcome === outcome) : all).reverse();
   const size = PAGE_SIZES.has(Number(query.get("size"))) ? Number(query.get("size")) : 25;
   const pages = Math.max(1, Math.ceil(entries.length / size));
   const page = Math.min(pages - 1, Math.max(0, Math.trunc(Number(query.get("page") ?? 0)) || 0));
-  ctx.json(res, 200, { entries: entries.slice(page * size, (page + 1) * size), total: entries.length, page, pages, size, tools: [...new Set(all.map((e) => e.tool))].sort(), outcomes: [...new Set(all.map((e) => e.outcome))].sort() });
+  ctx.json(res, 200, {
+    entries: entries.slice(page * size, (page + 1) * size),
+    total: entries.length,
+    page,
+    pages,
+    size,
+    tools: [...new Set(all.map((e) => e.tool))].sort(),
+    outcomes: [...new Set(all.map((e) => e.outcome))].sort(),
+  });
 }
 
 /** Allow once / always / reject (with a message), or answer / dismiss a question. */
@@ -116,13 +133,28 @@ export async function answer(ctx: ApiContext, res: ServerResponse, body: Record<
     const decision = body.decision;
     if (decision !== "once" && decision !== "always" && decision !== "reject") throw new BadRequest('decision must be "once", "always" or "reject"');
     await conductor.answer({ requestId: id, sessionId: request.sessionId, decision, ...(decision === "reject" && message ? { message } : {}) });
-    entry = { tool: "console", session_id: request.sessionId, decision, by: "human (console)", outcome: "ok", detail: { request_id: id, permission: request.permission, patterns: request.patterns } };
+    entry = {
+      tool: "console",
+      session_id: request.sessionId,
+      decision,
+      by: "human (console)",
+      outcome: "ok",
+      detail: { request_id: id, permission: request.permission, patterns: request.patterns },
+    };
   } else {
     const answers = body.answers;
     const reject = body.decision === "reject";
-    if (!reject && (!Array.isArray(answers) || !answers.every((a) => Array.isArray(a) && a.every((x) => typeof x === "string")))) throw new BadRequest("answers must be one list of labels per question");
+    if (!reject && (!Array.isArray(answers) || !answers.every((a) => Array.isArray(a) && a.every((x) => typeof x === "string"))))
+      throw new BadRequest("answers must be one list of labels per question");
     await conductor.answer({ questionId: id, sessionId: request.sessionId, ...(reject ? { reject: true } : { answers: answers as string[][] }) });
-    entry = { tool: "console", session_id: request.sessionId, decision: reject ? "reject" : "answered", by: "human (console)", outcome: "ok", detail: { request_id: id, questions: request.questions.map((q) => q.question), ...(reject ? {} : { answers }) } };
+    entry = {
+      tool: "console",
+      session_id: request.sessionId,
+      decision: reject ? "reject" : "answered",
+      by: "human (console)",
+      outcome: "ok",
+      detail: { request_id: id, questions: request.questions.map((q) => q.question), ...(reject ? {} : { answers }) },
+    };
   }
   await ctx.audit.append(entry);
   ctx.json(res, 200, { ok: true });
@@ -133,10 +165,25 @@ export async function stopInstance(ctx: ApiContext, res: ServerResponse, pid: nu
   const row = ctx.servers.instanceRows().find((r) => r.pid === pid);
   if (!row) return ctx.json(res, 404, { error: `no private instance with pid ${pid} in the registry` });
   const conductor = ctx.servers.conductor(row.url);
-  const busy = conductor ? await conductor.client.withDirectory(row.directory).call("session.status").then((s) => Object.keys(s).length, () => 0) : 0;
+  const busy = conductor
+    ? await conductor.client
+        .withDirectory(row.directory)
+        .call("session.status")
+        .then(
+          (s) => Object.keys(s).length,
+          () => 0,
+        )
+    : 0;
   if (busy > 0) return ctx.json(res, 409, { error: `the instance runs ${busy} session(s): interrupt them first` });
   await terminate(row.pid, 5_000);
   await new InstanceRegistry(ctx.stateDir).remove(row.pid).catch(() => undefined);
-  await ctx.audit.append({ tool: "console", by: "human (console)", decision: "stop", outcome: "ok", directory: row.directory, detail: { instance_pid: row.pid, url: row.url } });
+  await ctx.audit.append({
+    tool: "console",
+    by: "human (console)",
+    decision: "stop",
+    outcome: "ok",
+    directory: row.directory,
+    detail: { instance_pid: row.pid, url: row.url },
+  });
   ctx.json(res, 200, { ok: true });
 }

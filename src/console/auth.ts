@@ -58,7 +58,8 @@ export class ConsoleAuth {
     if (!this.hasCookie(req)) return { ok: false, why: "no console cookie: open the URL printed by `opencode-conductor console` first" };
     const origin = req.headers.origin;
     const own = this.anyHost ? new Set([`http://${String(req.headers.host).toLowerCase()}`]) : this.origins;
-    if (typeof origin !== "string" || !own.has(origin)) return { ok: false, why: `Origin ${typeof origin === "string" ? JSON.stringify(origin.slice(0, 100)) : "(none)"} is not this console's` };
+    if (typeof origin !== "string" || !own.has(origin))
+      return { ok: false, why: `Origin ${typeof origin === "string" ? JSON.stringify(origin.slice(0, 100)) : "(none)"} is not this console's` };
     return { ok: true };
   }
 }

@@ -11,7 +11,18 @@ export const CONSOLE_USAGE = "opencode-conductor console [--port N] [--open] [--
 export async function consoleCommand(argv: string[], config: Config): Promise<number> {
   let values;
   try {
-    values = parseArgs({ args: argv, options: { port: { type: "string" }, host: { type: "string" }, token: { type: "string" }, open: { type: "boolean" }, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }).values;
+    values = parseArgs({
+      args: argv,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        token: { type: "string" },
+        open: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
   } catch (error) {
     process.stderr.write(`${(error as Error).message.slice(0, 200)}\nUsage: ${CONSOLE_USAGE}\n`);
     return 2;
@@ -38,7 +49,9 @@ export async function consoleCommand(argv: string[], config: Config): Promise<nu
     return 2;
   }
   process.stdout.write(`${running.url}\n`);
-  process.stderr.write(`opencode-conductor console: open the URL above (state dir ${config.stateDir}${LOOPBACK.has(host) ? "" : `, listening on ${host}`}); Ctrl-C stops it\n`);
+  process.stderr.write(
+    `opencode-conductor console: open the URL above (state dir ${config.stateDir}${LOOPBACK.has(host) ? "" : `, listening on ${host}`}); Ctrl-C stops it\n`,
+  );
   if (values.open) openBrowser(running.url);
   const stop = () => void running.close().finally(() => process.exit(0));
   process.once("SIGINT", stop);

@@ -21,7 +21,10 @@ export interface ConsoleChild {
  * Its stdin is a pipe from us: when we exit, however we exit, it closes and the console stops.
  */
 export function startConsoleChild(cliPath: string, env: NodeJS.ProcessEnv = process.env): ConsoleChild {
-  const child: ChildProcess = spawn(process.execPath, [cliPath, "console"], { stdio: ["pipe", "pipe", "pipe"], env: { ...env, OPENCODE_CONDUCTOR_CONSOLE: "", OPENCODE_CONDUCTOR_CONSOLE_CHILD: "1" } });
+  const child: ChildProcess = spawn(process.execPath, [cliPath, "console"], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...env, OPENCODE_CONDUCTOR_CONSOLE: "", OPENCODE_CONDUCTOR_CONSOLE_CHILD: "1" },
+  });
   const url = new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.once("line", (line) => resolve(line.trim()));

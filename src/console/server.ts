@@ -30,7 +30,8 @@ export interface RunningConsole {
 
 // The page's own scripts and styles only: agent text that slipped into markup could not run.
 const HEADERS = {
-  "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "x-frame-options": "DENY",
@@ -39,7 +40,8 @@ const HEADERS = {
 
 export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
   const host = o.host ?? "127.0.0.1";
-  if (!LOOPBACK.has(host) && !o.token) throw new Error(`--host ${host.slice(0, 100)} is not loopback: give a --token too (anyone who can reach the port could otherwise use the console).`);
+  if (!LOOPBACK.has(host) && !o.token)
+    throw new Error(`--host ${host.slice(0, 100)} is not loopback: give a --token too (anyone who can reach the port could otherwise use the console).`);
   const stateDir = await ensureStateDir(o.config.stateDir);
   const auth = new ConsoleAuth(o.token);
   const store = new Store();
@@ -80,7 +82,8 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     const url = new URL(req.url ?? "/", "http://console");
     if (!auth.hostAllowed(req)) return json(res, 421, { error: "this console answers only to its own host name" });
     if (req.method === "GET" && url.pathname === "/" && url.searchParams.has("token")) {
-      if (!auth.tokenMatches(url.searchParams.get("token"))) return json(res, 403, { error: "wrong token: open the URL printed by `opencode-conductor console`" });
+      if (!auth.tokenMatches(url.searchParams.get("token")))
+        return json(res, 403, { error: "wrong token: open the URL printed by `opencode-conductor console`" });
       res.writeHead(303, { ...HEADERS, "set-cookie": auth.setCookie(), location: "/" });
       return res.end();
     }

@@ -15,7 +15,16 @@ export interface ServerView {
   error?: string;
   /** Sessions of the console's tasks on this server. */
   tasks: number;
-  instance?: { pid: number; port: number; directory: string; conductor_pid: number; started_at: string; last_used_at?: string; sessions: number; sandbox: string };
+  instance?: {
+    pid: number;
+    port: number;
+    directory: string;
+    conductor_pid: number;
+    started_at: string;
+    last_used_at?: string;
+    sessions: number;
+    sandbox: string;
+  };
 }
 
 interface Followed {
@@ -62,7 +71,16 @@ export class Servers {
     for (const row of rows) this.follow(row.url);
     for (const [url, f] of this.followed) {
       const row = rows.find((r) => r.url === url);
-      f.view.instance = row && { pid: row.pid, port: row.port, directory: row.directory, conductor_pid: row.conductorPid, started_at: row.startedAt, last_used_at: row.lastUsedAt, sessions: row.sessions.length, sandbox: row.sandbox };
+      f.view.instance = row && {
+        pid: row.pid,
+        port: row.port,
+        directory: row.directory,
+        conductor_pid: row.conductorPid,
+        started_at: row.startedAt,
+        last_used_at: row.lastUsedAt,
+        sessions: row.sessions.length,
+        sandbox: row.sandbox,
+      };
     }
     this.onChange();
   }

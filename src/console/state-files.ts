@@ -21,18 +21,20 @@ export async function followStateFiles(o: StateFiles): Promise<{ close(): void }
   let offset = 0;
   let reading: Promise<void> = Promise.resolve();
   const readTasks = () =>
-    (reading = reading.then(async () => {
-      const grown = await readFrom(o.tasksPath, offset);
-      offset = grown.offset;
-      for (const line of grown.lines) {
-        try {
-          const record = JSON.parse(line) as TaskRecord;
-          if (typeof record.session_id === "string") o.onRecord(record);
-        } catch {
-          // a torn line
+    (reading = reading
+      .then(async () => {
+        const grown = await readFrom(o.tasksPath, offset);
+        offset = grown.offset;
+        for (const line of grown.lines) {
+          try {
+            const record = JSON.parse(line) as TaskRecord;
+            if (typeof record.session_id === "string") o.onRecord(record);
+          } catch {
+            // a torn line
+          }
         }
-      }
-    }).catch(() => undefined));
+      })
+      .catch(() => undefined));
   const readInstances = () => registry.read().then(o.onInstances, () => undefined);
 
   await readTasks();
@@ -58,7 +60,10 @@ export async function followStateFiles(o: StateFiles): Promise<{ close(): void }
 
 /** Whole lines added to `path` since `offset`. */
 async function readFrom(path: string, offset: number): Promise<{ lines: string[]; offset: number }> {
-  const size = await stat(path).then((s) => s.size, () => 0);
+  const size = await stat(path).then(
+    (s) => s.size,
+    () => 0,
+  );
   if (size < offset) offset = 0; // replaced by a shorter file
   if (size === offset) return { lines: [], offset };
   const handle = await open(path, "r");
@@ -68,7 +73,13 @@ async function readFrom(path: string, offset: number): Promise<{ lines: string[]
     const text = buffer.toString("utf8");
     const end = text.lastIndexOf("\n");
     if (end < 0) return { lines: [], offset };
-    return { lines: text.slice(0, end).split("\n").filter((l) => l.trim()), offset: offset + Buffer.byteLength(text.slice(0, end + 1)) };
+    return {
+      lines: text
+        .slice(0, end)
+        .split("\n")
+        .filter((l) => l.trim()),
+      offset: offset + Buffer.byteLength(text.slice(0, end + 1)),
+    };
   } finally {
     await handle.close();
   }

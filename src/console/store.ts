@@ -11,7 +11,10 @@ export interface Segment {
   to?: number;
 }
 
-export interface TaskView extends Pick<TaskStart, "batch_id" | "index" | "tool" | "pid" | "server" | "isolation" | "directory" | "title" | "task" | "agent" | "budget"> {
+export interface TaskView extends Pick<
+  TaskStart,
+  "batch_id" | "index" | "tool" | "pid" | "server" | "isolation" | "directory" | "title" | "task" | "agent" | "budget"
+> {
   id: string;
   /** The model asked for, then the one the tool reported. */
   model?: string;
@@ -39,7 +42,12 @@ export interface TaskView extends Pick<TaskStart, "batch_id" | "index" | "tool" 
 
 export type PendingView = PendingRequest & { server: string; directory?: string; asked_at: number };
 
-export type Change = { type: "task"; task: TaskView } | { type: "pending"; pending: PendingView[] } | { type: "servers" } | { type: "audit" } | { type: "part"; sessionId: string; part: unknown };
+export type Change =
+  | { type: "task"; task: TaskView }
+  | { type: "pending"; pending: PendingView[] }
+  | { type: "servers" }
+  | { type: "audit" }
+  | { type: "part"; sessionId: string; part: unknown };
 
 export class Store {
   readonly tasks = new Map<string, TaskView>();
@@ -61,7 +69,14 @@ export class Store {
       const at = Date.parse(r.time);
       const existing = this.tasks.get(r.session_id);
       const task: TaskView = {
-        ...(existing ?? { status: "running", status_from: "start" as const, files: [], fallbacks: [], segments: [{ state: "running" as const, from: at }], approvals: [] }),
+        ...(existing ?? {
+          status: "running",
+          status_from: "start" as const,
+          files: [],
+          fallbacks: [],
+          segments: [{ state: "running" as const, from: at }],
+          approvals: [],
+        }),
         id: r.session_id,
         batch_id: r.batch_id,
         index: r.index,
@@ -126,7 +141,9 @@ export class Store {
       retry,
       segments,
       ...(reopened ? { ended_at: undefined, status: "running", status_from: "opencode" as const, segments: enter(task.segments, "running", at) } : {}),
-      ...(task.ended_at === undefined && status.type !== "idle" && task.status_from !== "tool" ? { status: this.blockedNow(sessionId) ? "blocked" : "running", status_from: "opencode" as const } : {}),
+      ...(task.ended_at === undefined && status.type !== "idle" && task.status_from !== "tool"
+        ? { status: this.blockedNow(sessionId) ? "blocked" : "running", status_from: "opencode" as const }
+        : {}),
     });
   }
 
@@ -151,7 +168,12 @@ export class Store {
   asked(request: PendingView): void {
     this.pending.set(request.id, request);
     const task = this.tasks.get(request.sessionId);
-    if (task) this.put({ ...task, approvals: [...task.approvals, request.asked_at], ...(task.ended_at === undefined ? { status: "blocked", segments: enter(task.segments, "blocked", request.asked_at) } : {}) });
+    if (task)
+      this.put({
+        ...task,
+        approvals: [...task.approvals, request.asked_at],
+        ...(task.ended_at === undefined ? { status: "blocked", segments: enter(task.segments, "blocked", request.asked_at) } : {}),
+      });
     this.emit({ type: "pending", pending: [...this.pending.values()] });
   }
 
@@ -160,7 +182,8 @@ export class Store {
     if (!request) return;
     this.pending.delete(requestId);
     const task = this.tasks.get(request.sessionId);
-    if (task && task.ended_at === undefined && !this.blockedNow(task.id)) this.put({ ...task, status: "running", segments: enter(task.segments, "running", at) });
+    if (task && task.ended_at === undefined && !this.blockedNow(task.id))
+      this.put({ ...task, status: "running", segments: enter(task.segments, "running", at) });
     this.emit({ type: "pending", pending: [...this.pending.values()] });
   }
 

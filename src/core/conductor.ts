@@ -58,8 +58,10 @@ export interface ConductorDelegateOptions extends DelegateOptions {
   isolation?: "shared" | "instance";
 }
 
-export type ConductorDelegateResult = DelegateResult & { isolation?: "instance"; /** A command to watch the session live (no password in it). */ attach?: string };
-
+export type ConductorDelegateResult = DelegateResult & {
+  isolation?: "instance";
+  /** A command to watch the session live (no password in it). */ attach?: string;
+};
 
 export class Conductor implements CoreContext {
   readonly engine: Engine;
@@ -102,7 +104,10 @@ export class Conductor implements CoreContext {
     };
     const instances = options.instances;
     this.instances =
-      instances instanceof InstanceLeases ? instances : instances && new InstanceLeases(instances, (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...this.settings, queue: false }));
+      instances instanceof InstanceLeases
+        ? instances
+        : instances &&
+          new InstanceLeases(instances, (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...this.settings, queue: false }));
     this.queueSettings = options.queue === false ? undefined : (options.queue ?? queueSettingsFromEnv());
   }
 
@@ -114,12 +119,15 @@ export class Conductor implements CoreContext {
   }
 
   /** Hands a task to an agent (new, continued or forked session) and, by default, waits for the result. */
-  async delegate(options: ConductorDelegateOptions & Pick<QueuedDelegateOptions, "repo" | "guard" | "requestId">): Promise<ConductorDelegateResult & { task?: TaskView }> {
+  async delegate(
+    options: ConductorDelegateOptions & Pick<QueuedDelegateOptions, "repo" | "guard" | "requestId">,
+  ): Promise<ConductorDelegateResult & { task?: TaskView }> {
     const { isolation, ...task } = options;
     // With a queue, new work (not a continued session, not a private instance) is a job for the fleet.
     const fleet = isolation !== "instance" && task.sessionId === undefined ? this.taskQueue() : undefined;
     if (fleet) return (await fleet).delegate(task);
-    if (task.repo !== undefined) throw new UsageError("`repo` tasks run on the fleet's workers: configure a queue (OPENCODE_CONDUCTOR_QUEUE, or `queue: { url }`).");
+    if (task.repo !== undefined)
+      throw new UsageError("`repo` tasks run on the fleet's workers: configure a queue (OPENCODE_CONDUCTOR_QUEUE, or `queue: { url }`).");
     if (isolation !== "instance") return delegate(this, task);
     if (!this.instances) throw new UsageError('isolation "instance" needs private instances: create the Conductor with `instances` (an InstanceManager).');
     const directory = task.directory ?? this.engine.directory;
@@ -172,7 +180,15 @@ export class Conductor implements CoreContext {
     if (!fleet) return parallel(this, tasks, options);
     // The fleet's workers set how many run at once; approvals cannot reach a worker's session.
     const o = options ?? {};
-    return (await fleet).parallel(tasks, { requestId: o.requestId, timeoutMs: o.timeoutMs, signal: o.signal, detail: o.detail, maxTokens: o.maxTokens, maxCostUsd: o.maxCostUsd, onTaskProgress: o.onProgress });
+    return (await fleet).parallel(tasks, {
+      requestId: o.requestId,
+      timeoutMs: o.timeoutMs,
+      signal: o.signal,
+      detail: o.detail,
+      maxTokens: o.maxTokens,
+      maxCostUsd: o.maxCostUsd,
+      onTaskProgress: o.onProgress,
+    });
   }
 
   /** Queues a message after the current turn, or steers it into the turn (opencode 1.x: interrupt, then continue with it). */

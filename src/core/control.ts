@@ -132,7 +132,11 @@ async function stopTurn(ctx: CoreContext, sessionId: string): Promise<boolean> {
     if (status.type === "idle" && !runningWatch(ctx, sessionId)) return false;
     await ctx.engine.abort(sessionId);
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Session ${sessionId} did not stop within ${STOP_TIMEOUT_MS / 1000} s of the abort; read its state again to see where it stands.`)), STOP_TIMEOUT_MS);
+      timer = setTimeout(
+        () =>
+          reject(new Error(`Session ${sessionId} did not stop within ${STOP_TIMEOUT_MS / 1000} s of the abort; read its state again to see where it stands.`)),
+        STOP_TIMEOUT_MS,
+      );
     });
     await Promise.race([idle, timeout]);
     return true;

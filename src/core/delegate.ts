@@ -87,20 +87,37 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   await o.onSession?.(sessionId);
 
   const sendWith = (model: ModelRef | undefined) => async (watch: { fail(error: unknown): void }) => {
-    const input = { text: o.task, ...(model ? { model } : {}), ...(agent ? { agent } : {}), ...(o.agents ? { agents: o.agents } : {}), files, ...(o.command ? { command: o.command } : {}) };
+    const input = {
+      text: o.task,
+      ...(model ? { model } : {}),
+      ...(agent ? { agent } : {}),
+      ...(o.agents ? { agents: o.agents } : {}),
+      files,
+      ...(o.command ? { command: o.command } : {}),
+    };
     await engine.prompt(sessionId, input, (error: unknown) => watch.fail(error));
   };
 
   // With fallbacks, a watchdog follows the task's turn and may re-send it with the next model.
   let current = model;
   const retryTimeoutMs = o.retryTimeoutMs ?? (ctx.settings.retryTimeoutS ?? DEFAULT_RETRY_TIMEOUT_S) * 1000;
-  const plan = { model, fallbacks, retryTimeoutMs, agent, resend: (m: ModelRef, w: TurnWatch) => sendWith(m)(w), onFallback: (r: FallbackRecord, m: ModelRef) => ((current = m), o.onFallback?.(r)) };
+  const plan = {
+    model,
+    fallbacks,
+    retryTimeoutMs,
+    agent,
+    resend: (m: ModelRef, w: TurnWatch) => sendWith(m)(w),
+    onFallback: (r: FallbackRecord, m: ModelRef) => ((current = m), o.onFallback?.(r)),
+  };
   const send = fallbacks.length === 0 ? sendWith(model) : (watch: TurnWatch) => startWatchdog(scoped, watch, plan, () => sendWith(model)(watch));
 
   // Gate fix rounds go to the same session as plain prompts, with the task's agent and the model in use.
-  const followUp = (text: string) => () => engine.prompt(sessionId, { text, ...(current ? { model: current } : {}), ...(agent ? { agent } : {}) }, () => undefined);
+  const followUp = (text: string) => () =>
+    engine.prompt(sessionId, { text, ...(current ? { model: current } : {}), ...(agent ? { agent } : {}) }, () => undefined);
   const governance = { ...o, fresh: !o.sessionId, ...(o.guard && !o.checkEnv ? { checkEnv: guardedEnv(process.env) } : {}) };
-  const summary = await governed(scoped, sessionId, governance, (text, options) => runTurn(scoped, sessionId, text === undefined ? send : followUp(text), options));
+  const summary = await governed(scoped, sessionId, governance, (text, options) =>
+    runTurn(scoped, sessionId, text === undefined ? send : followUp(text), options),
+  );
   return directory === undefined ? summary : { ...summary, directory };
 }
 

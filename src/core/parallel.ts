@@ -29,7 +29,9 @@ export interface ParallelOptions {
   maxCostUsd?: BudgetCaps["maxCostUsd"];
 }
 
-export type ParallelResult = (DelegateResult & { index: number }) | { index: number; status: "error" | "not_started"; error: { name: string; message: string }; answer: ""; sessionId?: undefined };
+export type ParallelResult =
+  | (DelegateResult & { index: number })
+  | { index: number; status: "error" | "not_started"; error: { name: string; message: string }; answer: ""; sessionId?: undefined };
 
 export interface ParallelSummary {
   results: ParallelResult[];
@@ -54,9 +56,15 @@ export async function parallel(ctx: CoreContext, tasks: ParallelTask[], o: Paral
   const runOne = async (index: number): Promise<ParallelResult> => {
     const left = deadline === undefined ? undefined : deadline - Date.now();
     if ((left !== undefined && left <= 0) || o.signal?.aborted) {
-      return { index, status: "not_started", answer: "", error: { name: "NotStarted", message: "The batch timed out or was cancelled before this task started; run it again." } };
+      return {
+        index,
+        status: "not_started",
+        answer: "",
+        error: { name: "NotStarted", message: "The batch timed out or was cancelled before this task started; run it again." },
+      };
     }
-    if (budget?.exceeded) return { index, status: "not_started", answer: "", error: { name: "BudgetExceeded", message: "The batch's budget was spent before this task started." } };
+    if (budget?.exceeded)
+      return { index, status: "not_started", answer: "", error: { name: "BudgetExceeded", message: "The batch's budget was spent before this task started." } };
     try {
       const result = await delegate(ctx, {
         ...tasks[index]!,

@@ -8,7 +8,8 @@ export type Edit =
   | { kind: "file"; path: string; text: string };
 
 const MARK = "opencode-conductor";
-const open = (c: "#" | "html") => (c === "#" ? `# >>> ${MARK} (remove with: opencode-conductor uninstall)` : `<!-- >>> ${MARK} (remove with: opencode-conductor uninstall) -->`);
+const open = (c: "#" | "html") =>
+  c === "#" ? `# >>> ${MARK} (remove with: opencode-conductor uninstall)` : `<!-- >>> ${MARK} (remove with: opencode-conductor uninstall) -->`;
 const close = (c: "#" | "html") => (c === "#" ? `# <<< ${MARK}` : `<!-- <<< ${MARK} -->`);
 
 export class EditConflict extends Error {
@@ -23,7 +24,8 @@ export function applyEdit(edit: Edit, before: string | undefined, force: boolean
       let node = data;
       for (const k of edit.key.slice(0, -1)) {
         const next = node[k];
-        if (next !== undefined && (typeof next !== "object" || next === null || Array.isArray(next))) throw new EditConflict(`${edit.path}: "${k}" is not an object`);
+        if (next !== undefined && (typeof next !== "object" || next === null || Array.isArray(next)))
+          throw new EditConflict(`${edit.path}: "${k}" is not an object`);
         node = (node[k] ??= {}) as Record<string, unknown>;
       }
       const last = edit.key.at(-1)!;
@@ -65,7 +67,10 @@ export function revertEdit(edit: Edit, current: string, written: string): string
 export function holds(edit: Edit, current: string | undefined): boolean {
   if (current === undefined) return false;
   try {
-    return applyEdit(edit, current, false) === current || (edit.kind === "block" && current.includes(`${open(edit.comment)}\n${edit.body.trimEnd()}\n${close(edit.comment)}`));
+    return (
+      applyEdit(edit, current, false) === current ||
+      (edit.kind === "block" && current.includes(`${open(edit.comment)}\n${edit.body.trimEnd()}\n${close(edit.comment)}`))
+    );
   } catch {
     return false;
   }

@@ -68,12 +68,19 @@ export async function install(o: InstallOptions): Promise<string> {
       throw error;
     }
   }
-  const lines = [`${o.dryRun ? "Would install" : "Installed"} opencode-conductor for ${client} (${scope} scope), started as: ${[o.launch.command, ...o.launch.args].join(" ")} (${o.launch.how}).`];
+  const lines = [
+    `${o.dryRun ? "Would install" : "Installed"} opencode-conductor for ${client} (${scope} scope), started as: ${[o.launch.command, ...o.launch.args].join(" ")} (${o.launch.how}).`,
+  ];
   if (planned.length === 0) return `opencode-conductor is already installed for ${client} (${scope} scope): nothing to change.`;
   for (const f of planned) lines.push(`${f.before === null ? "  create" : "  update"} ${f.path}`);
   if (o.dryRun) {
     for (const f of planned) {
-      const shown = f.edit.kind === "json" ? JSON.stringify({ [f.edit.key.join(".")]: f.edit.value }, null, 2) : f.edit.kind === "block" && f.edit.comment === "#" ? f.edit.body : `(the delegation skill, ${(f.edit.kind === "file" ? f.edit.text : f.edit.body).length} characters${f.edit.kind === "block" ? ", in a marked block" : ""})`;
+      const shown =
+        f.edit.kind === "json"
+          ? JSON.stringify({ [f.edit.key.join(".")]: f.edit.value }, null, 2)
+          : f.edit.kind === "block" && f.edit.comment === "#"
+            ? f.edit.body
+            : `(the delegation skill, ${(f.edit.kind === "file" ? f.edit.text : f.edit.body).length} characters${f.edit.kind === "block" ? ", in a marked block" : ""})`;
       lines.push("", `--- ${f.path}`, shown);
     }
     return hideSecrets(lines.join("\n"), o.env);
@@ -87,8 +94,13 @@ export async function install(o: InstallOptions): Promise<string> {
   const earlier = (await remembered(o.stateDir)).find((r) => r.client === client && r.scope === scope);
   // A repeated install keeps the oldest "before": uninstall goes back to what was there first.
   const files = planned.map((f) => ({ ...f, before: earlier?.files.find((e) => e.path === f.path)?.before ?? f.before }));
-  await writeJsonAtomic(manifestPath(o.stateDir), { installs: [...others, { client, scope, files: [...(earlier?.files.filter((e) => !files.some((f) => f.path === e.path)) ?? []), ...files] }] });
-  lines.push(...target.notes.map((n) => `  ${n}`), `  Undo with: opencode-conductor uninstall --client ${client}${scope === "project" ? " --scope project" : ""}`);
+  await writeJsonAtomic(manifestPath(o.stateDir), {
+    installs: [...others, { client, scope, files: [...(earlier?.files.filter((e) => !files.some((f) => f.path === e.path)) ?? []), ...files] }],
+  });
+  lines.push(
+    ...target.notes.map((n) => `  ${n}`),
+    `  Undo with: opencode-conductor uninstall --client ${client}${scope === "project" ? " --scope project" : ""}`,
+  );
   return lines.join("\n");
 }
 
@@ -101,14 +113,18 @@ export async function uninstall(o: Omit<InstallOptions, "launch" | "force">): Pr
   for (const f of entry.files) {
     const current = await readText(f.path);
     let next: string | undefined | null;
-    if (current === undefined) next = undefined; // gone already
-    else if (current === f.after) next = f.before; // untouched since: the exact bytes from before
+    if (current === undefined)
+      next = undefined; // gone already
+    else if (current === f.after)
+      next = f.before; // untouched since: the exact bytes from before
     else next = revertEdit(f.edit, current, f.after) ?? null; // changed since: only our part goes
     if (current === undefined) {
       lines.push(`  ${f.path} is gone already`);
       continue;
     }
-    lines.push(next === null ? `  delete ${f.path}` : current === f.after ? `  restore ${f.path}` : `  take our entry out of ${f.path} (it changed since the install)`);
+    lines.push(
+      next === null ? `  delete ${f.path}` : current === f.after ? `  restore ${f.path}` : `  take our entry out of ${f.path} (it changed since the install)`,
+    );
     if (o.dryRun) continue;
     if (next === null || next === undefined) {
       await rm(f.path, { force: true });

@@ -35,17 +35,30 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
     case "claude":
       return {
         edits: [
-          { kind: "json", path: scope === "user" ? join(places.home, ".claude.json") : join(places.project, ".mcp.json"), key: ["mcpServers", SERVER], value: { type: "stdio", ...stdio, env } },
+          {
+            kind: "json",
+            path: scope === "user" ? join(places.home, ".claude.json") : join(places.project, ".mcp.json"),
+            key: ["mcpServers", SERVER],
+            value: { type: "stdio", ...stdio, env },
+          },
           { kind: "file", path: join(base, ".claude", "skills", SKILL_NAME, "SKILL.md"), text: skillSource() },
         ],
         notes: ["Check it with `claude mcp list`; the skill shows in `/skills`."],
       };
     case "codex": {
-      if (scope === "project") throw new Error("Codex reads MCP servers from ~/.codex/config.toml only: use --scope user (the context can still go in the project's AGENTS.md by hand).");
+      if (scope === "project")
+        throw new Error(
+          "Codex reads MCP servers from ~/.codex/config.toml only: use --scope user (the context can still go in the project's AGENTS.md by hand).",
+        );
       const args = `[${launch.args.map((a) => JSON.stringify(a)).join(", ")}]`;
       return {
         edits: [
-          { kind: "block", path: join(places.home, ".codex", "config.toml"), comment: "#", body: `[mcp_servers.${SERVER}]\ncommand = ${JSON.stringify(launch.command)}\nargs = ${args}\n${tomlEnv(env)}tool_timeout_sec = 900\n# codex exec has nobody to ask: without this it refuses every call of these tools.\ndefault_tools_approval_mode = "approve"` },
+          {
+            kind: "block",
+            path: join(places.home, ".codex", "config.toml"),
+            comment: "#",
+            body: `[mcp_servers.${SERVER}]\ncommand = ${JSON.stringify(launch.command)}\nargs = ${args}\n${tomlEnv(env)}tool_timeout_sec = 900\n# codex exec has nobody to ask: without this it refuses every call of these tools.\ndefault_tools_approval_mode = "approve"`,
+          },
           context(join(places.home, ".codex", "AGENTS.md")),
         ],
         notes: ["Check it with `codex mcp list`. For `codex exec`, tools need approval: see docs/clients.md."],
@@ -71,7 +84,12 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
     case "opencode":
       return {
         edits: [
-          { kind: "json", path: scope === "user" ? join(places.xdgConfig, "opencode.json") : join(places.project, "opencode.json"), key: ["mcp", "conductor"], value: { type: "local", command: [launch.command, ...launch.args], enabled: true, ...(Object.keys(env).length > 0 ? { environment: env } : {}) } },
+          {
+            kind: "json",
+            path: scope === "user" ? join(places.xdgConfig, "opencode.json") : join(places.project, "opencode.json"),
+            key: ["mcp", "conductor"],
+            value: { type: "local", command: [launch.command, ...launch.args], enabled: true, ...(Object.keys(env).length > 0 ? { environment: env } : {}) },
+          },
           context(scope === "user" ? join(places.xdgConfig, "AGENTS.md") : join(places.project, "AGENTS.md")),
         ],
         notes: ["opencode lists the tools as conductor_oc_delegate, conductor_oc_wait, …"],

@@ -13,7 +13,12 @@ export function isAudited(def: ToolDef, args: Args): boolean {
 const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
 const num = (v: unknown) => (typeof v === "number" ? v : undefined);
 
-export function auditEntry(def: ToolDef, args: Args, outcome: { data?: Data; isError: boolean; error?: string }, client?: { name?: string; version?: string }): Omit<AuditEntry, "time"> {
+export function auditEntry(
+  def: ToolDef,
+  args: Args,
+  outcome: { data?: Data; isError: boolean; error?: string },
+  client?: { name?: string; version?: string },
+): Omit<AuditEntry, "time"> {
   const data = outcome.data ?? {};
   const prompt = str(args.task) ?? str(args.message) ?? str(args.question);
   const files = Array.isArray(data.files) ? (data.files as Array<{ path?: string }>).flatMap((f) => (f.path ? [f.path] : [])) : undefined;
@@ -22,9 +27,9 @@ export function auditEntry(def: ToolDef, args: Args, outcome: { data?: Data; isE
   return {
     tool: def.name,
     ...(client ? { client } : {}),
-    ...(str(data.session_id) ?? str(args.session_id) ? { session_id: str(data.session_id) ?? str(args.session_id) } : {}),
-    ...(str(args.directory) ?? str(data.directory) ? { directory: str(args.directory) ?? str(data.directory) } : {}),
-    ...(str(data.model) ?? str(args.model) ? { model: str(data.model) ?? str(args.model) } : {}),
+    ...((str(data.session_id) ?? str(args.session_id)) ? { session_id: str(data.session_id) ?? str(args.session_id) } : {}),
+    ...((str(args.directory) ?? str(data.directory)) ? { directory: str(args.directory) ?? str(data.directory) } : {}),
+    ...((str(data.model) ?? str(args.model)) ? { model: str(data.model) ?? str(args.model) } : {}),
     ...(str(args.decision) ? { decision: str(args.decision), by: "model" as const } : args.answers ? { decision: "answered", by: "model" as const } : {}),
     ...(files?.length ? { files } : {}),
     ...(tokens !== undefined ? { tokens } : {}),
@@ -40,7 +45,9 @@ const detailOf = (detail: Record<string, unknown>) => (Object.keys(detail).lengt
 
 /** Gate rounds, budget totals and idempotent starts, without check output (it may be long). */
 function governance(args: Args, data: Data): Record<string, unknown> {
-  const checks = Array.isArray(data.checks) ? (data.checks as Data[]).map((c) => ({ round: c.round, command: c.command, passed: c.passed, exit: c.exit })) : undefined;
+  const checks = Array.isArray(data.checks)
+    ? (data.checks as Data[]).map((c) => ({ round: c.round, command: c.command, passed: c.passed, exit: c.exit }))
+    : undefined;
   return {
     ...(str(args.request_id) ? { request_id: args.request_id } : {}),
     ...(data.replayed === true ? { replayed: true } : {}),

@@ -60,9 +60,12 @@ export function createConnection(config: Config): Connection {
   };
   const instances = () => (manager ??= sharedInstanceManager(config));
   // Private instances run the pinned binary; their conductors are shared by every main conductor.
-  const instanceLeases = () => (leases ??= new InstanceLeases(instances(), (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...settings })));
+  const instanceLeases = () =>
+    (leases ??= new InstanceLeases(instances(), (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...settings })));
   // Rows left by a conductor that was killed (SIGKILL): stop their servers now, at start.
-  void instances().cleanStale().catch(() => undefined);
+  void instances()
+    .cleanStale()
+    .catch(() => undefined);
 
   // The main server and other running ones may be any opencode release: check each request against
   // the server's own spec (private instances run the pinned binary).
@@ -72,14 +75,24 @@ export function createConnection(config: Config): Connection {
   };
 
   async function open(): Promise<Conductor> {
-    const ownPids = (await instances().registry.read().catch(() => [])).map((row) => row.pid);
+    const ownPids = (
+      await instances()
+        .registry.read()
+        .catch(() => [])
+    ).map((row) => row.pid);
     // With OPENCODE_CONDUCTOR_DEBUG: each discovery step on stderr as it is decided (no passwords in them).
     const debug = (step: ConnectionStep) => {
       if (config.debug) process.stderr.write(`opencode-conductor: discovery: ${step.step}: ${step.result}\n`);
     };
     const found = await discoverConnection({
       // HOME / XDG_STATE_HOME: where the opencode 2.x service's discovery file is.
-      env: { OPENCODE_URL: config.opencodeUrl, OPENCODE_PASSWORD: config.opencodePassword, OPENCODE_USERNAME: config.opencodeUsername, HOME: process.env.HOME, XDG_STATE_HOME: process.env.XDG_STATE_HOME },
+      env: {
+        OPENCODE_URL: config.opencodeUrl,
+        OPENCODE_PASSWORD: config.opencodePassword,
+        OPENCODE_USERNAME: config.opencodeUsername,
+        HOME: process.env.HOME,
+        XDG_STATE_HOME: process.env.XDG_STATE_HOME,
+      },
       directory: config.directory ?? process.cwd(),
       excludePids: ownPids,
       onStep: debug,
@@ -108,7 +121,9 @@ export function createConnection(config: Config): Connection {
     if (auto.kind === "service") {
       const { url, password } = auto.service.registration;
       servicePassword = password;
-      return guarded(new Conductor({ url, ...(password !== undefined ? { password } : {}), directory: config.directory, ...settings, instances: instanceLeases() }));
+      return guarded(
+        new Conductor({ url, ...(password !== undefined ? { password } : {}), directory: config.directory, ...settings, instances: instanceLeases() }),
+      );
     }
     started = auto.server;
     // In the registry, so that if this process is SIGKILLed the next start stops the server (cleanStale).
@@ -127,7 +142,11 @@ export function createConnection(config: Config): Connection {
         sessions: [],
       })
       .catch(() => undefined);
-    void server.exited.then(() => instances().registry.remove(server.pid).catch(() => undefined));
+    void server.exited.then(() =>
+      instances()
+        .registry.remove(server.pid)
+        .catch(() => undefined),
+    );
     return guarded(new Conductor({ url: started.url, password: started.password, directory: config.directory, ...settings, instances: instanceLeases() }));
   }
 
@@ -150,14 +169,18 @@ export function createConnection(config: Config): Connection {
       .filter((s) => s.healthy && s.url !== primary.client.url)
       .map((s) => {
         let c = byUrl.get(s.url);
-        if (!c) byUrl.set(s.url, (c = guarded(new Conductor({ url: s.url, password: config.opencodePassword, username: config.opencodeUsername, ...settings }))));
+        if (!c)
+          byUrl.set(s.url, (c = guarded(new Conductor({ url: s.url, password: config.opencodePassword, username: config.opencodeUsername, ...settings }))));
         return c;
       });
   }
 
   // Through the engine, so a 2.x server is asked its own way; a server that does not answer in 5 s does not hold it.
   const holds = (c: Conductor, sessionId: string) =>
-    Promise.race([c.engine.getSession(sessionId), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no answer in 5 s")), 5_000).unref())]).then(
+    Promise.race([
+      c.engine.getSession(sessionId),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("no answer in 5 s")), 5_000).unref()),
+    ]).then(
       () => true,
       (error: unknown) => (error instanceof NotFoundError ? false : Promise.reject(error)),
     );
@@ -168,7 +191,10 @@ export function createConnection(config: Config): Connection {
       // Something that is not a session id is not looked up on every server (a huge one would
       // cost a huge URL per server): the core refuses it with a bounded error.
       if (!isSessionId(sessionId)) return primary;
-      const home = sessionHome.get(sessionId) ?? (await instanceLeases().holding(sessionId)) ?? ((await holds(primary, sessionId).catch(() => true)) ? primary : undefined);
+      const home =
+        sessionHome.get(sessionId) ??
+        (await instanceLeases().holding(sessionId)) ??
+        ((await holds(primary, sessionId).catch(() => true)) ? primary : undefined);
       if (home) return home;
       // Not ours: maybe a session of another opencode on this machine (a TUI window, a serve).
       for (const other of await otherServers().catch(() => [])) {

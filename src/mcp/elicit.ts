@@ -8,7 +8,14 @@
 import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { NotFoundError } from "../client/errors.js";
 import type { ApprovalMode } from "../config.js";
-import { describeRequest, type AnswerPermission, type AnswerQuestion, type PendingPermission, type PendingQuestion, type PendingRequest } from "../core/policy/approvals.js";
+import {
+  describeRequest,
+  type AnswerPermission,
+  type AnswerQuestion,
+  type PendingPermission,
+  type PendingQuestion,
+  type PendingRequest,
+} from "../core/policy/approvals.js";
 import { digestPrompt } from "../core/governance/audit.js";
 import type { BlockedHandler } from "../core/turns/blocked.js";
 import { AnsweredElsewhere } from "../core/turns/watch.js";
@@ -42,12 +49,21 @@ export function approvalHandler(ctx: ToolContext, conductor: Conductor, requeste
 }
 
 async function deny(ctx: ToolContext, conductor: Conductor, r: PendingRequest): Promise<"handled" | "return"> {
-  const reply = r.kind === "permission" ? { requestId: r.id, sessionId: r.sessionId, decision: "reject" as const, message: DENY_MESSAGE } : { questionId: r.id, sessionId: r.sessionId, reject: true };
+  const reply =
+    r.kind === "permission"
+      ? { requestId: r.id, sessionId: r.sessionId, decision: "reject" as const, message: DENY_MESSAGE }
+      : { questionId: r.id, sessionId: r.sessionId, reject: true };
   ctx.progress(`denied by policy: ${describeRequest(r)}`);
   return answer(ctx, conductor, r, reply, { by: "policy", reason: "rejected by this server's deny policy" });
 }
 
-async function ask(ctx: ToolContext, conductor: Conductor, r: PendingRequest, o: { timeoutMs?: number; signal?: AbortSignal }, now: () => number): Promise<"handled" | "return"> {
+async function ask(
+  ctx: ToolContext,
+  conductor: Conductor,
+  r: PendingRequest,
+  o: { timeoutMs?: number; signal?: AbortSignal },
+  now: () => number,
+): Promise<"handled" | "return"> {
   ctx.progress(`asking the user: ${describeRequest(r)}`);
   const asked = now();
   let result: ElicitResult;
@@ -62,26 +78,54 @@ async function ask(ctx: ToolContext, conductor: Conductor, r: PendingRequest, o:
     }
     // No answer in time (or the client failed): the caller gets BLOCKED and can still answer.
     ctx.log("warning", `Asking the user about ${r.id} failed (${(error as Error).message}); returning it as BLOCKED.`);
-    return giveBack(ctx, r, { by: "client", action: "error", elapsed: now() - asked, reason: `asking the user failed (${(error as Error).message.slice(0, 200)})` });
+    return giveBack(ctx, r, {
+      by: "client",
+      action: "error",
+      elapsed: now() - asked,
+      reason: `asking the user failed (${(error as Error).message.slice(0, 200)})`,
+    });
   }
   const elapsed = now() - asked;
   if (result.action === "cancel") {
     // A person who dismisses a form has not refused either: the calling model decides with oc_answer.
     const by = elapsed < FASTEST_HUMAN_MS ? "client" : "human";
-    return giveBack(ctx, r, { by, action: "cancel", elapsed, reason: by === "client" ? `the client cancelled the form in ${elapsed} ms without showing it to anyone` : "the user dismissed the form without answering" });
+    return giveBack(ctx, r, {
+      by,
+      action: "cancel",
+      elapsed,
+      reason: by === "client" ? `the client cancelled the form in ${elapsed} ms without showing it to anyone` : "the user dismissed the form without answering",
+    });
   }
   if (result.action === "decline" && elapsed < FASTEST_HUMAN_MS) {
-    return giveBack(ctx, r, { by: "client", action: "decline", elapsed, reason: `the client declined the form in ${elapsed} ms, before anyone could have read it` });
+    return giveBack(ctx, r, {
+      by: "client",
+      action: "decline",
+      elapsed,
+      reason: `the client declined the form in ${elapsed} ms, before anyone could have read it`,
+    });
   }
   const reply = r.kind === "permission" ? permissionReply(r, result) : questionReply(r, result);
   const rejected = "decision" in reply ? reply.decision === "reject" : reply.reject === true;
-  return answer(ctx, conductor, r, reply, { by: "human", action: result.action, elapsed, reason: result.action === "decline" ? "declined by the user" : "rejected by the user" }, rejected);
+  return answer(
+    ctx,
+    conductor,
+    r,
+    reply,
+    { by: "human", action: result.action, elapsed, reason: result.action === "decline" ? "declined by the user" : "rejected by the user" },
+    rejected,
+  );
 }
 
 /** Leaves the request pending for the calling model (BLOCKED with the oc_answer call), audited and reported. */
 async function giveBack(ctx: ToolContext, r: PendingRequest, d: { by: Decider; action: string; elapsed: number; reason: string }): Promise<"return"> {
   ctx.refused?.push(refusal(r, { ...d, outcome: "returned", reason: `${d.reason}; it is still pending: answer it with oc_answer` }));
-  await ctx.audit?.({ session_id: r.sessionId, decision: "returned", by: d.by, outcome: "returned", detail: { request_id: r.id, action: d.action, elapsed_ms: d.elapsed, ...what(r) } });
+  await ctx.audit?.({
+    session_id: r.sessionId,
+    decision: "returned",
+    by: d.by,
+    outcome: "returned",
+    detail: { request_id: r.id, action: d.action, elapsed_ms: d.elapsed, ...what(r) },
+  });
   return "return";
 }
 
@@ -130,7 +174,10 @@ function what(r: PendingRequest): Record<string, unknown> {
   return r.kind === "permission" ? { permission: r.permission, patterns: r.patterns } : { questions: r.questions.map((q) => q.question) };
 }
 
-function refusal(r: PendingRequest, d: { by: Decider; action?: string; elapsed?: number; outcome: RefusedApproval["outcome"]; reason: string }): RefusedApproval {
+function refusal(
+  r: PendingRequest,
+  d: { by: Decider; action?: string; elapsed?: number; outcome: RefusedApproval["outcome"]; reason: string },
+): RefusedApproval {
   return {
     request_id: r.id,
     session_id: r.sessionId,
@@ -152,7 +199,12 @@ function permissionForm(r: PendingPermission): ElicitRequestFormParams {
     requestedSchema: {
       type: "object",
       properties: {
-        decision: { type: "string", title: "Decision", enum: ["once", "always", "reject"], description: "once: allow this time; always: allow this pattern; reject: refuse" },
+        decision: {
+          type: "string",
+          title: "Decision",
+          enum: ["once", "always", "reject"],
+          description: "once: allow this time; always: allow this pattern; reject: refuse",
+        },
         message: { type: "string", title: "Message to the agent", description: "Optional; with reject the agent continues with this feedback" },
       },
       required: ["decision"],
@@ -175,7 +227,10 @@ function questionForm(r: PendingQuestion): ElicitRequestFormParams {
   const required: string[] = [];
   r.questions.forEach((q, i) => {
     const key = `q${i + 1}`;
-    const described = q.options.filter((o) => o.description).map((o) => `${o.label}: ${o.description}`).join("; ");
+    const described = q.options
+      .filter((o) => o.description)
+      .map((o) => `${o.label}: ${o.description}`)
+      .join("; ");
     const description = `${q.question}${described ? ` (${described})` : ""}`;
     const title = q.header || q.question;
     if (q.options.length === 0) {
@@ -184,10 +239,15 @@ function questionForm(r: PendingQuestion): ElicitRequestFormParams {
       return;
     }
     const labels = q.options.map((o) => o.label);
-    properties[key] = q.multiple ? { type: "array", title, description, items: { type: "string", enum: labels } } : { type: "string", title, description, enum: labels };
+    properties[key] = q.multiple
+      ? { type: "array", title, description, items: { type: "string", enum: labels } }
+      : { type: "string", title, description, enum: labels };
     properties[`${key}_text`] = { type: "string", title: "Or your own answer", description: "Used instead of the choice when filled in" };
   });
-  return { message: `An opencode agent (session ${r.sessionId}) asks:\n${r.questions.map((q) => `  ${q.question}`).join("\n")}`, requestedSchema: { type: "object", properties, required } };
+  return {
+    message: `An opencode agent (session ${r.sessionId}) asks:\n${r.questions.map((q) => `  ${q.question}`).join("\n")}`,
+    requestedSchema: { type: "object", properties, required },
+  };
 }
 
 function questionReply(r: PendingQuestion, result: ElicitResult): AnswerQuestion {

@@ -24,7 +24,18 @@ export function taskData(t: TaskView) {
       ...(a.endedAt ? { ended_at: a.endedAt } : {}),
       ...(a.reason ? { reason: a.reason } : {}),
     })),
-    ...(t.repo ? { repo: { url: t.repo.url, base: t.repo.base, files: t.repo.files, patch: t.repo.patch, ...(t.repo.branch ? { branch: t.repo.branch, pushed: t.repo.pushed === true } : {}), ...(t.repo.pushError ? { push_error: t.repo.pushError } : {}) } } : {}),
+    ...(t.repo
+      ? {
+          repo: {
+            url: t.repo.url,
+            base: t.repo.base,
+            files: t.repo.files,
+            patch: t.repo.patch,
+            ...(t.repo.branch ? { branch: t.repo.branch, pushed: t.repo.pushed === true } : {}),
+            ...(t.repo.pushError ? { push_error: t.repo.pushError } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -36,9 +47,14 @@ export function queuedText(d: ReturnType<typeof queuedData>): string {
   const t = d.task;
   const where = t.worker ? ` on worker ${t.worker} (${t.host})${t.session_id ? `, its session ${t.session_id}` : ""}` : "";
   const lost = t.attempts.filter((a) => a.outcome === "lost");
-  const lines = [`Task ${t.id} ${t.state}${where}; ${attemptsLine(t.attempts.map((a) => ({ n: a.n, worker: a.worker, host: a.host, startedAt: a.started_at, outcome: a.outcome, sessionId: a.session_id })))}.`];
+  const lines = [
+    `Task ${t.id} ${t.state}${where}; ${attemptsLine(t.attempts.map((a) => ({ n: a.n, worker: a.worker, host: a.host, startedAt: a.started_at, outcome: a.outcome, sessionId: a.session_id })))}.`,
+  ];
   for (const a of lost) lines.push(`Attempt ${a.n} was lost: ${a.reason ?? "its worker died"}.`);
-  if (t.repo) lines.push(`Repo ${t.repo.url} @ ${t.repo.base.slice(0, 12)}: ${t.repo.files.length} files changed${t.repo.branch ? `; branch ${t.repo.branch} ${t.repo.pushed ? "pushed" : `NOT pushed (${t.repo.push_error ?? "no changes"})`}` : ""} (patch in task.repo.patch).`);
+  if (t.repo)
+    lines.push(
+      `Repo ${t.repo.url} @ ${t.repo.base.slice(0, 12)}: ${t.repo.files.length} files changed${t.repo.branch ? `; branch ${t.repo.branch} ${t.repo.pushed ? "pushed" : `NOT pushed (${t.repo.push_error ?? "no changes"})`}` : ""} (patch in task.repo.patch).`,
+    );
   return `${turnText(d)}\n${lines.join("\n")}`;
 }
 
@@ -56,7 +72,8 @@ export function queuedRow(r: ParallelResult) {
 
 /** Refuses what a queued task cannot do, before anything is queued. */
 export function checkQueued(args: { isolation?: string; session_id?: string; approvals?: string }): void {
-  if (args.isolation === "instance") throw new UsageError('isolation "instance" is not available for queued tasks: the worker runs every task under the guard rails already.');
+  if (args.isolation === "instance")
+    throw new UsageError('isolation "instance" is not available for queued tasks: the worker runs every task under the guard rails already.');
 }
 
 /** The conductor's queue is configured and `id` is not an opencode session: a task or batch id. */

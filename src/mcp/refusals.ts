@@ -28,7 +28,10 @@ export function withRefusals(result: CallToolResult, refused: readonly RefusedAp
   if (refused.length === 0) return result;
   const lines = ["", "Approvals not given during this call:", ...refused.map((r) => `- ${r.what}: ${r.reason}`)];
   const [first, ...rest] = result.content;
-  const content = first?.type === "text" ? [{ ...first, text: `${first.text}\n${lines.join("\n")}` }, ...rest] : [{ type: "text" as const, text: lines.join("\n").trim() }, ...result.content];
+  const content =
+    first?.type === "text"
+      ? [{ ...first, text: `${first.text}\n${lines.join("\n")}` }, ...rest]
+      : [{ type: "text" as const, text: lines.join("\n").trim() }, ...result.content];
   // An error result has no structured content (it would have to match the output schema): text only.
   return { ...result, content, ...(result.structuredContent ? { structuredContent: { ...result.structuredContent, refused_approvals: [...refused] } } : {}) };
 }

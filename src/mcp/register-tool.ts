@@ -42,7 +42,13 @@ export function registerTool(server: McpServer, def: ToolDef, options: RegisterO
     // Output schemas name the fields a caller relies on; answers may carry more (loose objects). The
     // input is loose too, so that an unknown argument gets a clear error below instead of being dropped
     // (client-arguments.ts: the few keys clients inject on their own are dropped instead).
-    { title: def.title, description: def.description, inputSchema: z.looseObject(def.input), outputSchema: z.looseObject(def.output), annotations: def.annotations },
+    {
+      title: def.title,
+      description: def.description,
+      inputSchema: z.looseObject(def.input),
+      outputSchema: z.looseObject(def.output),
+      annotations: def.annotations,
+    },
     async (args: Record<string, unknown>, extra: Extra): Promise<CallToolResult> => {
       const ctx = toolContext(server, extra, options, def.name);
       let result: CallToolResult;
@@ -51,7 +57,11 @@ export function registerTool(server: McpServer, def: ToolDef, options: RegisterO
         accepted = acceptedArguments(def.name, Object.keys(def.input), args);
         const answer = await def.run(accepted as never, ctx);
         const text = scrub(answer.text, options.secrets());
-        result = { content: [{ type: "text", text }], structuredContent: JSON.parse(scrub(JSON.stringify(answer.data), options.secrets())), ...(answer.isError ? { isError: true } : {}) };
+        result = {
+          content: [{ type: "text", text }],
+          structuredContent: JSON.parse(scrub(JSON.stringify(answer.data), options.secrets())),
+          ...(answer.isError ? { isError: true } : {}),
+        };
       } catch (error) {
         result = errorResult(error, def.name, options.secrets());
       }
@@ -59,7 +69,12 @@ export function registerTool(server: McpServer, def: ToolDef, options: RegisterO
       if (options.audit && isAudited(def, accepted)) {
         const error = result.isError ? (result.content[0] as { text?: string } | undefined)?.text : undefined;
         const peer = server.server.getClientVersion();
-        const entry = auditEntry(def, accepted, { data: result.structuredContent, isError: result.isError === true, error }, peer && { name: peer.name, version: peer.version });
+        const entry = auditEntry(
+          def,
+          accepted,
+          { data: result.structuredContent, isError: result.isError === true, error },
+          peer && { name: peer.name, version: peer.version },
+        );
         await options.audit.append(JSON.parse(scrub(JSON.stringify(entry), options.secrets())));
       }
       return result;
@@ -87,7 +102,10 @@ function toolContext(server: McpServer, extra: Extra, options: RegisterOptions, 
     elicit(params, o = {}) {
       const message = scrub(params.message, options.secrets());
       // Related to this call, so the HTTP transport sends it on the call's own stream.
-      return server.server.elicitInput({ ...params, message }, { relatedRequestId: extra.requestId, signal: o.signal, timeout: Math.max(1_000, o.timeoutMs ?? MAX_ELICIT_MS) });
+      return server.server.elicitInput(
+        { ...params, message },
+        { relatedRequestId: extra.requestId, signal: o.signal, timeout: Math.max(1_000, o.timeoutMs ?? MAX_ELICIT_MS) },
+      );
     },
     async audit(entry) {
       if (!options.audit) return;
@@ -113,7 +131,14 @@ export function errorResult(error: unknown, tool: string, secrets: string[]): Ca
 }
 
 /** The tool that shows what a core error's `next` step points at. */
-const NEXT_TOOL: Record<NextStep, string> = { models: "oc_models", sessions: "oc_sessions", result: "oc_result", operations: "oc_api_ops", answer: "oc_answer", status: "oc_status" };
+const NEXT_TOOL: Record<NextStep, string> = {
+  models: "oc_models",
+  sessions: "oc_sessions",
+  result: "oc_result",
+  operations: "oc_api_ops",
+  answer: "oc_answer",
+  status: "oc_status",
+};
 
 function describeError(error: unknown, tool: string): string {
   if (error instanceof UsageError) return `Invalid input to ${tool}: ${error.message}${error.next ? ` Next: ${NEXT_TOOL[error.next]}.` : ""}`;

@@ -14,7 +14,14 @@ const starting = new Map<string, Promise<void>>();
  * Runs `start` (given a callback that records each session) unless `requestId` was seen before; then
  * `replay` gets the recorded start. `expected`: sessions the start creates (the wait ends when all are recorded).
  */
-export async function startOnce<T>(ctx: ToolContext, tool: string, requestId: string | undefined, expected: number, start: (onSession?: OnSession) => Promise<T>, replay: (record: StartRecord) => Promise<T>): Promise<T> {
+export async function startOnce<T>(
+  ctx: ToolContext,
+  tool: string,
+  requestId: string | undefined,
+  expected: number,
+  start: (onSession?: OnSession) => Promise<T>,
+  replay: (record: StartRecord) => Promise<T>,
+): Promise<T> {
   if (requestId === undefined) return start();
   const log = ctx.requests;
   if (!log) throw new UsageError("request_id is not available here (no state dir).");

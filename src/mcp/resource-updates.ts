@@ -31,7 +31,9 @@ export function registerResourceUpdates(server: McpServer, conductor: (sessionId
       timer = undefined;
       void server.server.sendResourceUpdated({ uri }).catch(() => undefined);
     };
-    const stop = await (await conductor(sessionId)).hub.subscribe((event) => {
+    const stop = await (
+      await conductor(sessionId)
+    ).hub.subscribe((event) => {
       if (sessionOf(event) !== sessionId || timer) return;
       timer = setTimeout(notify, UPDATE_MS);
     });

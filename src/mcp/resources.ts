@@ -27,7 +27,11 @@ const LISTED_SESSIONS = 20;
 const AUDIT_ENTRIES = 200;
 
 const VIEWS = {
-  transcript: { title: "transcript", description: "The session's messages (newest 100) as opencode stores them", read: (c: Conductor, id: string) => sessionMessages(c, id, { limit: 100 }) },
+  transcript: {
+    title: "transcript",
+    description: "The session's messages (newest 100) as opencode stores them",
+    read: (c: Conductor, id: string) => sessionMessages(c, id, { limit: 100 }),
+  },
   diff: { title: "diff", description: "Files the session changed, with patches (git projects)", read: (c: Conductor, id: string) => sessionDiff(c, id) },
   todo: { title: "todo list", description: "The agent's todo list for the session", read: (c: Conductor, id: string) => sessionTodo(c, id) },
 } as const;
@@ -43,10 +47,15 @@ export function registerResources(server: McpServer, o: ResourceOptions): void {
     registerResourceUpdates(server, o.conductor);
   }
   if (o.config.toolsets.includes("audit")) {
-    server.registerResource("audit", "opencode://audit", { title: "Audit trail", description: `The last ${AUDIT_ENTRIES} audit entries (oldest first)`, mimeType: "application/json" }, async (uri) => {
-      if (!o.config.auditPath) return json(uri, { audit: "off", entries: [] });
-      return json(uri, await readAudit(o.config.auditPath, { limit: AUDIT_ENTRIES }));
-    });
+    server.registerResource(
+      "audit",
+      "opencode://audit",
+      { title: "Audit trail", description: `The last ${AUDIT_ENTRIES} audit entries (oldest first)`, mimeType: "application/json" },
+      async (uri) => {
+        if (!o.config.auditPath) return json(uri, { audit: "off", entries: [] });
+        return json(uri, await readAudit(o.config.auditPath, { limit: AUDIT_ENTRIES }));
+      },
+    );
   }
 }
 
@@ -58,14 +67,26 @@ function registerSessionViews(server: McpServer, o: ResourceOptions, json: Json)
         view === "transcript"
           ? async () => {
               const rows = await listSessions(await o.conductor(), { limit: LISTED_SESSIONS });
-              return { resources: rows.map((r) => ({ uri: `opencode://session/${r.id}/transcript`, name: `${r.title} (transcript)`, mimeType: "application/json", description: `${r.directory} · updated ${r.updated}` })) };
+              return {
+                resources: rows.map((r) => ({
+                  uri: `opencode://session/${r.id}/transcript`,
+                  name: `${r.title} (transcript)`,
+                  mimeType: "application/json",
+                  description: `${r.directory} · updated ${r.updated}`,
+                })),
+              };
             }
           : undefined,
     });
-    server.registerResource(`session-${view}`, template, { title: `Session ${v.title}`, description: v.description, mimeType: "application/json" }, async (uri, variables) => {
-      const id = String(variables.session_id ?? "");
-      if (!/^ses_[A-Za-z0-9]+$/.test(id)) throw new UsageError(`${uri.href.slice(0, 200)}: expected opencode://session/ses_…/${view}`);
-      return json(uri, await v.read(await o.conductor(id), id));
-    });
+    server.registerResource(
+      `session-${view}`,
+      template,
+      { title: `Session ${v.title}`, description: v.description, mimeType: "application/json" },
+      async (uri, variables) => {
+        const id = String(variables.session_id ?? "");
+        if (!/^ses_[A-Za-z0-9]+$/.test(id)) throw new UsageError(`${uri.href.slice(0, 200)}: expected opencode://session/ses_…/${view}`);
+        return json(uri, await v.read(await o.conductor(id), id));
+      },
+    );
   }
 }

@@ -45,7 +45,11 @@ export async function afterCancel(ctx: ToolContext, conductor: Conductor, sessio
 }
 
 /** How every waiting tool waits: its timeout and detail, the client's cancel, progress and approval mode. */
-export function waitOptions(ctx: ToolContext, conductor: Conductor, args: { timeout_s?: number; detail?: "final" | "summary" | "full"; approvals?: ApprovalMode }) {
+export function waitOptions(
+  ctx: ToolContext,
+  conductor: Conductor,
+  args: { timeout_s?: number; detail?: "final" | "summary" | "full"; approvals?: ApprovalMode },
+) {
   return {
     timeoutMs: timeoutMs(args.timeout_s),
     detail: args.detail,

@@ -70,4 +70,3 @@ export interface ToolDef<I extends z.ZodRawShape = z.ZodRawShape, O extends z.Zo
 export function defineTool<I extends z.ZodRawShape, O extends z.ZodRawShape>(def: ToolDef<I, O>): ToolDef<I, O> {
   return def;
 }
-

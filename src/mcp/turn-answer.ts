@@ -60,9 +60,12 @@ export function answerCall(r: PendingRequest): string {
 function nextStep(s: TurnSummary): string | undefined {
   if (s.status === "blocked") return `Answer each pending request with oc_answer, then call oc_wait {"session_id":"${s.sessionId}"}.`;
   if (s.status === "running") return `Call oc_wait {"session_id":"${s.sessionId}"} to get the result (oc_result reads the state without waiting).`;
-  if (s.status === "checks_failed") return `Checks still fail (see checks): fix them, or continue with oc_delegate {"session_id":"${s.sessionId}", ...} and the same checks.`;
-  if (s.status === "lost") return `opencode recorded no end of this turn. Once opencode answers again, oc_result {"session_id":"${s.sessionId}"} reads what it recorded; oc_delegate {"session_id":"${s.sessionId}", ...} continues the work.`;
-  if (s.status === "budget_exceeded") return `Stopped at the budget (see budget). To spend more, continue with oc_delegate {"session_id":"${s.sessionId}", ...} and a new budget.`;
+  if (s.status === "checks_failed")
+    return `Checks still fail (see checks): fix them, or continue with oc_delegate {"session_id":"${s.sessionId}", ...} and the same checks.`;
+  if (s.status === "lost")
+    return `opencode recorded no end of this turn. Once opencode answers again, oc_result {"session_id":"${s.sessionId}"} reads what it recorded; oc_delegate {"session_id":"${s.sessionId}", ...} continues the work.`;
+  if (s.status === "budget_exceeded")
+    return `Stopped at the budget (see budget). To spend more, continue with oc_delegate {"session_id":"${s.sessionId}", ...} and a new budget.`;
   return undefined;
 }
 
@@ -77,7 +80,15 @@ export function turnData(s: TurnSummary & Governed & { directory?: string }): Tu
       ? {
           pending: s.pending.map((r) =>
             r.kind === "permission"
-              ? { kind: r.kind, id: r.id, session_id: r.sessionId, permission: r.permission, patterns: r.patterns, always: r.always, answer_with: answerCall(r) }
+              ? {
+                  kind: r.kind,
+                  id: r.id,
+                  session_id: r.sessionId,
+                  permission: r.permission,
+                  patterns: r.patterns,
+                  always: r.always,
+                  answer_with: answerCall(r),
+                }
               : { kind: r.kind, id: r.id, session_id: r.sessionId, questions: r.questions, answer_with: answerCall(r) },
           ),
         }
@@ -88,7 +99,16 @@ export function turnData(s: TurnSummary & Governed & { directory?: string }): Tu
     ...(s.tools ? { tools: s.tools } : {}),
     ...(s.files ? { files: s.files } : {}),
     ...(s.tokens
-      ? { tokens: { input: s.tokens.input, output: s.tokens.output, reasoning: s.tokens.reasoning, cache_read: s.tokens.cacheRead, cache_write: s.tokens.cacheWrite, total: s.tokens.total } }
+      ? {
+          tokens: {
+            input: s.tokens.input,
+            output: s.tokens.output,
+            reasoning: s.tokens.reasoning,
+            cache_read: s.tokens.cacheRead,
+            cache_write: s.tokens.cacheWrite,
+            total: s.tokens.total,
+          },
+        }
       : {}),
     ...(s.cost !== undefined ? { cost: s.cost } : {}),
     ...(s.messageId ? { message_id: s.messageId } : {}),
@@ -112,23 +132,40 @@ function budgetData(b: BudgetTotals): NonNullable<TurnData["budget"]> {
 
 /** A few lines a model reads first: status, the answer, what changed, what to do next. */
 export function turnText(d: TurnData): string {
-  const facts = [`session ${d.session_id}`, d.model, d.tools?.length ? `${d.tools.length} tool call${d.tools.length === 1 ? "" : "s"}` : undefined, d.tokens ? `${d.tokens.total} tokens` : undefined, d.cost ? `$${d.cost.toFixed(4)}` : undefined].filter(Boolean);
+  const facts = [
+    `session ${d.session_id}`,
+    d.model,
+    d.tools?.length ? `${d.tools.length} tool call${d.tools.length === 1 ? "" : "s"}` : undefined,
+    d.tokens ? `${d.tokens.total} tokens` : undefined,
+    d.cost ? `$${d.cost.toFixed(4)}` : undefined,
+  ].filter(Boolean);
   const lines = [`${d.status.toUpperCase()} · ${facts.join(" · ")}`];
   if (d.error) lines.push(`Error: ${d.error.name}: ${d.error.message}`);
   if (d.fallbacks?.length) lines.push(...d.fallbacks.map((f) => `Model fallback: ${f.from} → ${f.to} (${f.reason})`));
   if (d.answer) lines.push("", d.answer);
-  if (d.files?.length) lines.push("", `Files changed: ${d.files.map((f) => (f.additions !== undefined ? `${f.path} (+${f.additions} -${f.deletions ?? 0})` : f.path)).join(", ")}`);
+  if (d.files?.length)
+    lines.push(
+      "",
+      `Files changed: ${d.files.map((f) => (f.additions !== undefined ? `${f.path} (+${f.additions} -${f.deletions ?? 0})` : f.path)).join(", ")}`,
+    );
   if (d.checks?.length) {
     lines.push("", "Checks:");
     for (const c of d.checks) lines.push(`- round ${c.round} \`${c.command}\`: ${c.passed ? "passed" : c.timed_out ? "timed out" : `failed (exit ${c.exit})`}`);
     const last = d.checks.findLast((c) => !c.passed);
     if (d.status === "checks_failed" && last?.output) lines.push("", `Last failure (\`${last.command}\`):`, last.output);
   }
-  if (d.budget) lines.push("", `Budget: ${d.budget.tokens} tokens${d.budget.max_tokens !== undefined ? ` of ${d.budget.max_tokens}` : ""}, $${d.budget.cost.toFixed(4)}${d.budget.max_cost_usd !== undefined ? ` of $${d.budget.max_cost_usd}` : ""}${d.budget.exceeded ? " (exceeded: stopped)" : ""}`);
+  if (d.budget)
+    lines.push(
+      "",
+      `Budget: ${d.budget.tokens} tokens${d.budget.max_tokens !== undefined ? ` of ${d.budget.max_tokens}` : ""}, $${d.budget.cost.toFixed(4)}${d.budget.max_cost_usd !== undefined ? ` of $${d.budget.max_cost_usd}` : ""}${d.budget.exceeded ? " (exceeded: stopped)" : ""}`,
+    );
   if (d.pending?.length) {
     lines.push("", "Waiting for an answer:");
     for (const p of d.pending) {
-      const what = p.kind === "permission" ? `permission ${p.permission}: ${p.patterns?.join(", ")}` : `question: ${p.questions?.map((q) => `${q.question} [${q.options.map((o) => o.label).join(" | ")}]`).join("; ")}`;
+      const what =
+        p.kind === "permission"
+          ? `permission ${p.permission}: ${p.patterns?.join(", ")}`
+          : `question: ${p.questions?.map((q) => `${q.question} [${q.options.map((o) => o.label).join(" | ")}]`).join("; ")}`;
       lines.push(`- ${what}`, `  → ${p.answer_with}`);
     }
   }

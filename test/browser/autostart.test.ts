@@ -24,7 +24,10 @@ const alive = (pid: number) => {
 async function startServer() {
   const stateDir = await mkdtemp(join(tmpdir(), "occ-console-state-"));
   dirs.push(stateDir);
-  const child = spawn(process.execPath, [CLI], { env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_CONDUCTOR_STATE_DIR: stateDir, OPENCODE_CONDUCTOR_CONSOLE: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI], {
+    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_CONDUCTOR_STATE_DIR: stateDir, OPENCODE_CONDUCTOR_CONSOLE: "1" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let log = "";
   const started = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
     child.stderr!.on("data", (c: Buffer) => {

@@ -37,11 +37,21 @@ const instancePasswords: string[] = [];
 /** An MCP client that can show forms (as Claude Code does) but whose user never answers one there. */
 async function mcpServer(env: Record<string, string> = {}): Promise<McpSession> {
   const session = await startMcp(
-    { OPENCODE_URL: oc.url, OPENCODE_PASSWORD: oc.password, OPENCODE_CONDUCTOR_DIRECTORY: oc.directory, OPENCODE_CONDUCTOR_STATE_DIR: stateDir, OPENCODE_CONDUCTOR_HTTP_TOKEN: HTTP_TOKEN, ...env },
+    {
+      OPENCODE_URL: oc.url,
+      OPENCODE_PASSWORD: oc.password,
+      OPENCODE_CONDUCTOR_DIRECTORY: oc.directory,
+      OPENCODE_CONDUCTOR_STATE_DIR: stateDir,
+      OPENCODE_CONDUCTOR_HTTP_TOKEN: HTTP_TOKEN,
+      ...env,
+    },
     { elicitation: { form: {} } },
   );
   const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
-  session.client.setRequestHandler(ElicitRequestSchema, (_request, extra) => new Promise((_resolve, reject) => extra.signal.addEventListener("abort", () => reject(new Error("form closed: answered elsewhere")))));
+  session.client.setRequestHandler(
+    ElicitRequestSchema,
+    (_request, extra) => new Promise((_resolve, reject) => extra.signal.addEventListener("abort", () => reject(new Error("form closed: answered elsewhere")))),
+  );
   mcps.push(session);
   return session;
 }
@@ -95,11 +105,13 @@ describe("console (browser)", () => {
     const target = join(oc.directory, "notes.txt");
     oc.model.for("scripted").queue(text(INERT, { delayMs: 300 }));
     oc.model.for("backup").queue(text("Second task done.", { delayMs: 300 }));
-    oc.model.for("third").queue(
-      toolCall("bash", { command: "echo checked", description: "check the shell" }),
-      toolCall("write", { filePath: target, content: "written after approval\n" }),
-      text("Wrote notes.txt after the approval."),
-    );
+    oc.model
+      .for("third")
+      .queue(
+        toolCall("bash", { command: "echo checked", description: "check the shell" }),
+        toolCall("write", { filePath: target, content: "written after approval\n" }),
+        text("Wrote notes.txt after the approval."),
+      );
     const batch = mcp.call(
       "oc_delegate_parallel",
       {
@@ -119,7 +131,9 @@ describe("console (browser)", () => {
     await expect.poll(() => approval.textContent()).toContain("echo checked");
     const bars = () =>
       page.evaluate(() => {
-        const chart = (window as unknown as { Chart: { getChart(c: Element): { data: { datasets: Array<{ type: string; data: Array<{ y: string }> }> } } } }).Chart.getChart(document.querySelector("[data-testid=timeline]")!);
+        const chart = (
+          window as unknown as { Chart: { getChart(c: Element): { data: { datasets: Array<{ type: string; data: Array<{ y: string }> }> } } } }
+        ).Chart.getChart(document.querySelector("[data-testid=timeline]")!);
         return new Set(chart.data.datasets.filter((d) => d.type === "bar").flatMap((d) => d.data.map((x) => x.y))).size;
       });
     await expect.poll(bars, { timeout: 10_000 }).toBe(3);
@@ -142,7 +156,9 @@ describe("console (browser)", () => {
     const last = messages.at(-1)!.info;
     expect(last.role === "assistant" && last.finish).toBe("stop");
 
-    await expect.poll(() => page.locator(`[data-testid=task-row][data-session="${third.session_id}"]`).getAttribute("data-status"), { timeout: 30_000 }).toBe("done");
+    await expect
+      .poll(() => page.locator(`[data-testid=task-row][data-session="${third.session_id}"]`).getAttribute("data-status"), { timeout: 30_000 })
+      .toBe("done");
     await expect.poll(() => page.locator("[data-testid=task-row][data-status=done]").count()).toBe(3);
     await page.getByTestId("pending").waitFor({ state: "detached" });
 
@@ -185,7 +201,16 @@ describe("console (browser)", () => {
 
   it("a question answered in the console by keyboard: the waiting oc_delegate goes on with the choice", async () => {
     const mcp = await mcpServer();
-    const questions = [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }];
+    const questions = [
+      {
+        question: "Which color?",
+        header: "Color",
+        options: [
+          { label: "Red", description: "warm" },
+          { label: "Blue", description: "cool" },
+        ],
+      },
+    ];
     oc.model.for("backup").queue(toolCall("question", { questions }), text("Blue it is."));
     await page.goto(`${consoleProc.origin}/#/approvals`);
     const call = mcp.call("oc_delegate", { task: "Pick a color", title: "question task", model: "fake/backup" }, { timeoutMs: 120_000 });
@@ -220,7 +245,10 @@ describe("console (browser)", () => {
     oc.model.for("scripted").queue(text("first server's answer", { delayMs: 4_000 }));
     oc.model.for("backup").queue(text("second server's answer", { delayMs: 4_000 }));
     await page.goto(`${consoleProc.origin}/#/`);
-    const calls = [one.call("oc_delegate", { task: "from the first MCP server", title: "first server", model: "fake/scripted" }), two.call("oc_delegate", { task: "from the second MCP server", title: "second server", model: "fake/backup" })];
+    const calls = [
+      one.call("oc_delegate", { task: "from the first MCP server", title: "first server", model: "fake/scripted" }),
+      two.call("oc_delegate", { task: "from the second MCP server", title: "second server", model: "fake/backup" }),
+    ];
     const running = page.locator("[data-testid=task-row][data-status=running]");
     await expect.poll(() => running.count(), { timeout: 60_000 }).toBe(2);
     const pids = await running.evaluateAll((rows) => rows.map((r) => r.textContent?.match(/pid (\d+)/)?.[1]));
@@ -228,7 +256,10 @@ describe("console (browser)", () => {
     await shot("two-servers");
     const done = await Promise.all(calls);
     expect(done.map((d) => d.data.status)).toEqual(["done", "done"]);
-    for (const d of done) await expect.poll(() => page.locator(`[data-testid=task-row][data-session="${d.data.session_id as string}"]`).getAttribute("data-status"), { timeout: 30_000 }).toBe("done");
+    for (const d of done)
+      await expect
+        .poll(() => page.locator(`[data-testid=task-row][data-session="${d.data.session_id as string}"]`).getAttribute("data-status"), { timeout: 30_000 })
+        .toBe("done");
   });
 
   it("a task on a private instance: its row names the instance, the Servers view lists it and stops it once idle", async () => {
@@ -241,9 +272,14 @@ describe("console (browser)", () => {
     });
     const project = await makeProjectDir(oc, "isolated", { gitInit: true });
     oc.model.for("scripted").queue(text("Done on a private instance."));
-    const r = await mcp.call("oc_delegate", { task: "Work in isolation", title: "isolated task", directory: project, isolation: "instance", model: "fake/scripted" }, { timeoutMs: 240_000 });
+    const r = await mcp.call(
+      "oc_delegate",
+      { task: "Work in isolation", title: "isolated task", directory: project, isolation: "instance", model: "fake/scripted" },
+      { timeoutMs: 240_000 },
+    );
     expect(r.data.status, r.text).toBe("done");
-    const rows = (JSON.parse(await readFile(join(stateDir, "instances.json"), "utf8")) as { instances: Array<{ pid: number; url: string; password: string }> }).instances;
+    const rows = (JSON.parse(await readFile(join(stateDir, "instances.json"), "utf8")) as { instances: Array<{ pid: number; url: string; password: string }> })
+      .instances;
     expect(rows).toHaveLength(1);
     instancePasswords.push(rows[0]!.password);
     await page.goto(`${consoleProc.origin}/#/`);
@@ -261,7 +297,7 @@ describe("console (browser)", () => {
     expect(isProcessAlive(rows[0]!.pid)).toBe(false);
     expect((JSON.parse(await readFile(join(stateDir, "instances.json"), "utf8")) as { instances: unknown[] }).instances).toEqual([]);
     await page.goto(`${consoleProc.origin}/#/audit`);
-    await page.locator('[data-testid=audit-row][data-tool=console]', { hasText: "stop" }).waitFor({ timeout: 30_000 });
+    await page.locator("[data-testid=audit-row][data-tool=console]", { hasText: "stop" }).waitFor({ timeout: 30_000 });
   });
 
   it("refuses forged requests: no cookie, no or a foreign Origin, a foreign Host, a cross-origin page", async () => {
@@ -274,7 +310,12 @@ describe("console (browser)", () => {
     // fetch() will not send another Host: a DNS-rebound name, by hand.
     const rebound = await new Promise<number>((done, fail) => {
       const port = Number(new URL(consoleProc.origin).port);
-      request({ host: "127.0.0.1", port, path: "/api/servers", headers: { cookie, host: `evil.example:${port}` } }, (res) => (res.resume(), done(res.statusCode!))).on("error", fail).end();
+      request(
+        { host: "127.0.0.1", port, path: "/api/servers", headers: { cookie, host: `evil.example:${port}` } },
+        (res) => (res.resume(), done(res.statusCode!)),
+      )
+        .on("error", fail)
+        .end();
     });
     expect(rebound).toBe(421);
     expect((await fetch(`${consoleProc.url.replace(/token=[^&]+/, "token=wrong")}`, { redirect: "manual" })).status).toBe(403);
@@ -283,7 +324,9 @@ describe("console (browser)", () => {
     // A page of another local port is the same site, so the browser does send the cookie: the Origin check is what stops it.
     const evil: Server = createServer((_req, res) => {
       res.writeHead(200, { "content-type": "text/html" });
-      res.end(`<form id=f method=POST action="${answer}" enctype="text/plain"><input name='{"id":"per_x","decision":"once","x":"' value='"}'></form><script>document.getElementById("f").submit()</script>`);
+      res.end(
+        `<form id=f method=POST action="${answer}" enctype="text/plain"><input name='{"id":"per_x","decision":"once","x":"' value='"}'></form><script>document.getElementById("f").submit()</script>`,
+      );
     });
     await new Promise<void>((r) => evil.listen(0, "127.0.0.1", r));
     try {

@@ -34,7 +34,10 @@ export interface ConsoleProcess {
 /** `opencode-conductor console` (the built CLI) with this environment; resolves once it printed its URL. */
 export async function startConsoleCli(env: Record<string, string>): Promise<ConsoleProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first.`);
-  const child = spawn(process.execPath, [CLI, "console"], { env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "console"], {
+    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
   const url = await new Promise<string>((resolve, reject) => {

@@ -29,7 +29,9 @@ describe(`feature detection on opencode ${OLD}`, () => {
     expect(since).toMatch(/^1\.\d+\.\d+$/);
     const r = await mcp.call("oc_catalog", { kind: "skills" });
     expect(r.isError).toBe(true);
-    expect(r.text).toContain(`opencode ${OLD} has no operation app.skills (GET /skill), so nothing was sent. The oldest tested opencode release that has it is ${since}.`);
+    expect(r.text).toContain(
+      `opencode ${OLD} has no operation app.skills (GET /skill), so nothing was sent. The oldest tested opencode release that has it is ${since}.`,
+    );
   });
 
   it("what the release has still works, and oc_status places it outside the tested range", async () => {
@@ -38,7 +40,10 @@ describe(`feature detection on opencode ${OLD}`, () => {
     const status = await mcp.call("oc_status");
     expect(status.isError, status.text).toBe(false);
     expect(status.data.version).toBe(OLD);
-    expect(status.data.compatibility).toMatchObject({ verdict: expect.stringMatching(/^older than the tested range/), spec: { same_as_pinned: false, missing: expect.any(Number) } });
+    expect(status.data.compatibility).toMatchObject({
+      verdict: expect.stringMatching(/^older than the tested range/),
+      spec: { same_as_pinned: false, missing: expect.any(Number) },
+    });
     expect((status.data.compatibility as { spec: { missing: number } }).spec.missing).toBeGreaterThan(50);
   });
 });

@@ -144,7 +144,10 @@ for (const target of selectedTargets()) {
       const r = await mcp.call("oc_delegate_parallel", { tasks: [{ task: "First" }, { task: "Second" }] });
       expect(r.isError, r.text).toBe(false);
       const results = r.data.results as Row[];
-      expect(results.map((x) => x.status), r.text).toEqual(["done", "done"]);
+      expect(
+        results.map((x) => x.status),
+        r.text,
+      ).toEqual(["done", "done"]);
       const ids = results.map((x) => x.session_id as string);
       expect(new Set(ids).size).toBe(2);
       for (const id of ids) expect(await storedAnswer(id)).toBe("parallel answer");
@@ -177,7 +180,16 @@ for (const target of selectedTargets()) {
     });
 
     it("question", async () => {
-      const questions = [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }];
+      const questions = [
+        {
+          question: "Which color?",
+          header: "Color",
+          options: [
+            { label: "Red", description: "warm" },
+            { label: "Blue", description: "cool" },
+          ],
+        },
+      ];
       server.model.queue(toolCall("question", { questions }), text("Blue it is."));
       const blocked = await mcp.call("oc_delegate", { task: "Pick a color" });
       expect(blocked.data.status, blocked.text).toBe("blocked");

@@ -58,7 +58,8 @@ async function v2Oracle(server: TestOpencode): Promise<Oracle> {
   const client = await connectV2({ url: server.url, password: server.password });
   const messages = async (sessionId: string) =>
     ((await client.request("session.messages", { path: { sessionID: sessionId }, query: { order: "asc", limit: "200" } })) as { data: V2Message[] }).data;
-  const session = async (sessionId: string) => ((await client.request("session.get", { path: { sessionID: sessionId } })) as { data: { id: string; revert?: { messageID?: string } } }).data;
+  const session = async (sessionId: string) =>
+    ((await client.request("session.get", { path: { sessionID: sessionId } })) as { data: { id: string; revert?: { messageID?: string } } }).data;
   return {
     major: 2,
     async storedAnswer(sessionId) {

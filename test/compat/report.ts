@@ -5,7 +5,14 @@ import { diffSpecs } from "../../codegen/lib/diff.js";
 import { sha256 } from "../../codegen/lib/meta.js";
 import { listOperations, type OpenApiDocument } from "../../codegen/lib/spec.js";
 import { BEHAVIOUR_LIMITS } from "../../src/core/server/feature-guard.js";
-import { compareVersions, supportedRange, testedVersions, type CompatibilityData, type FeatureResult, type VersionRecord } from "../../src/core/server/compatibility.js";
+import {
+  compareVersions,
+  supportedRange,
+  testedVersions,
+  type CompatibilityData,
+  type FeatureResult,
+  type VersionRecord,
+} from "../../src/core/server/compatibility.js";
 
 /** The parts of vitest's JSON reporter output used here. */
 export interface VitestJson {
@@ -17,13 +24,22 @@ const ANSI = /\x1b\[[0-9;]*m/g;
 
 /** The first meaningful line of a failure, at most 200 characters. */
 export function failureReason(messages: string[] | undefined): string {
-  const first = (messages?.[0] ?? "failed").replace(ANSI, "").split("\n").map((l) => l.trim()).find(Boolean) ?? "failed";
+  const first =
+    (messages?.[0] ?? "failed")
+      .replace(ANSI, "")
+      .split("\n")
+      .map((l) => l.trim())
+      .find(Boolean) ?? "failed";
   const line = first.replace(/^(AssertionError|Error): /, "");
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 /** Feature rows of one target (`describe("opencode <name>")`), in the order they ran. */
-export function featureResults(report: VitestJson, target: string, refusals: Record<string, string> = {}): { features: string[]; results: Record<string, FeatureResult> } {
+export function featureResults(
+  report: VitestJson,
+  target: string,
+  refusals: Record<string, string> = {},
+): { features: string[]; results: Record<string, FeatureResult> } {
   const features: string[] = [];
   const results: Record<string, FeatureResult> = {};
   for (const file of report.testResults) {
@@ -31,7 +47,10 @@ export function featureResults(report: VitestJson, target: string, refusals: Rec
       if (t.ancestorTitles[0] !== `opencode ${target}`) continue;
       features.push(t.title);
       const refused = refusals[t.title];
-      results[t.title] = t.status === "passed" ? { ok: true, ...(refused ? { refused } : {}) } : { ok: false, reason: t.status === "failed" ? failureReason(t.failureMessages) : `not run (${t.status})` };
+      results[t.title] =
+        t.status === "passed"
+          ? { ok: true, ...(refused ? { refused } : {}) }
+          : { ok: false, reason: t.status === "failed" ? failureReason(t.failureMessages) : `not run (${t.status})` };
     }
   }
   return { features, results };
@@ -71,7 +90,9 @@ export function renderMarkdown(d: CompatibilityData): string {
     "session as opencode stored it.",
     "",
     ...twoX(d),
-    range ? `**Supported range: opencode ${range.oldest} … ${range.newest}**: every feature works on both ends and on the tested releases between them. The SDK and its types are generated from ${d.pinned}.` : "No release passed every feature.",
+    range
+      ? `**Supported range: opencode ${range.oldest} … ${range.newest}**: every feature works on both ends and on the tested releases between them. The SDK and its types are generated from ${d.pinned}.`
+      : "No release passed every feature.",
     "",
     "`n/a` means the conductor refused with its version-specific error (naming the release and the",
     "oldest tested one that has the operation) because the release lacks the operation or the matrix",
@@ -83,21 +104,30 @@ export function renderMarkdown(d: CompatibilityData): string {
   ];
   for (const f of d.features) out.push(`| ${f} | ${versions.map((v) => cell(d.versions[v]!.results[f])).join(" | ")} |`);
   const spec = (v: string) => d.versions[v]?.spec ?? null;
-  out.push(`| operations (pin has ${spec(d.pinned)?.operations ?? "?"}) | ${versions.map((v) => (spec(v) ? `${spec(v)!.operations}: −${spec(v)!.missing.length} +${spec(v)!.extra.length}, ${spec(v)!.changed.length} changed` : "–")).join(" | ")} |`);
+  out.push(
+    `| operations (pin has ${spec(d.pinned)?.operations ?? "?"}) | ${versions.map((v) => (spec(v) ? `${spec(v)!.operations}: −${spec(v)!.missing.length} +${spec(v)!.extra.length}, ${spec(v)!.changed.length} changed` : "–")).join(" | ")} |`,
+  );
   out.push(`| run time | ${versions.map((v) => `${d.versions[v]!.seconds} s`).join(" | ")} |`);
   out.push("", "Run time is the wall time of the version's vitest run (install excluded, server start to stop) on the 2-core CI machine.");
   out.push("", "## Behaviour differences found", "");
-  out.push("Operations a release has but that did not work there; the conductor refuses them on older releases (`BEHAVIOUR_LIMITS` in `src/core/server/feature-guard.ts`):", "");
+  out.push(
+    "Operations a release has but that did not work there; the conductor refuses them on older releases (`BEHAVIOUR_LIMITS` in `src/core/server/feature-guard.ts`):",
+    "",
+  );
   for (const l of BEHAVIOUR_LIMITS) out.push(`- \`${l.operationId}\` before ${l.since}: ${l.problem}.`);
   out.push("", "## Operations relative to the pinned spec", "");
   for (const v of versions) {
     const s = spec(v);
     if (!s || v === d.pinned) continue;
     if (isMajor2(d, v)) {
-      out.push(`- **${v}** (${d.versions[v]!.reported}, ${s.operations} operations, sha256 \`${s.sha256.slice(0, 12)}…\`): the v2 API only, so ${s.missing.length} of the pinned 1.x operations are absent and its ${s.extra.length} own ones are new; its differences from the released 2.0.26 are in docs/opencode-2x-behaviour.md (\`npm run spec:diff -- spec/v2-b622626/openapi.json spec/v2/openapi.json --ignore-prefix v2.\`).`);
+      out.push(
+        `- **${v}** (${d.versions[v]!.reported}, ${s.operations} operations, sha256 \`${s.sha256.slice(0, 12)}…\`): the v2 API only, so ${s.missing.length} of the pinned 1.x operations are absent and its ${s.extra.length} own ones are new; its differences from the released 2.0.26 are in docs/opencode-2x-behaviour.md (\`npm run spec:diff -- spec/v2-b622626/openapi.json spec/v2/openapi.json --ignore-prefix v2.\`).`,
+      );
       continue;
     }
-    out.push(`- **${v}** (${s.operations} operations, sha256 \`${s.sha256.slice(0, 12)}…\`): lacks ${ids(s.missing)}; adds ${ids(s.extra)}; ${s.changed.length} operations differ in request or response (\`npm run spec:diff\` for details).`);
+    out.push(
+      `- **${v}** (${s.operations} operations, sha256 \`${s.sha256.slice(0, 12)}…\`): lacks ${ids(s.missing)}; adds ${ids(s.extra)}; ${s.changed.length} operations differ in request or response (\`npm run spec:diff\` for details).`,
+    );
   }
   const runs = versions.map((v) => d.versions[v]!);
   // What works on each major is written by hand (it comes from the e2e suites, not this matrix).
@@ -125,6 +155,10 @@ function twoX(d: CompatibilityData): string[] {
 /** Merges one version's record in; the feature list follows the newest run's order. */
 export function merge(d: CompatibilityData, name: string, record: VersionRecord, features: string[]): CompatibilityData {
   const versions = { ...d.versions, [name]: record };
-  const sorted = Object.fromEntries(Object.keys(versions).sort(compareVersions).map((v) => [v, versions[v]!]));
+  const sorted = Object.fromEntries(
+    Object.keys(versions)
+      .sort(compareVersions)
+      .map((v) => [v, versions[v]!]),
+  );
   return { ...d, features: features.length ? features : d.features, versions: sorted };
 }

@@ -18,11 +18,24 @@ const DOC = join(ROOT, "docs", "compatibility.md");
 
 function runVitest(name: string, out: string): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, "node_modules", "vitest", "vitest.mjs"), "run", "--project", "compat", "test/compat/matrix.test.ts", "--reporter=default", "--reporter=json", `--outputFile.json=${join(out, `${name}.vitest.json`)}`], {
-      cwd: ROOT,
-      env: { ...process.env, OCC_COMPAT_VERSIONS: name, OCC_COMPAT_OUT: out },
-      stdio: "inherit",
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, "node_modules", "vitest", "vitest.mjs"),
+        "run",
+        "--project",
+        "compat",
+        "test/compat/matrix.test.ts",
+        "--reporter=default",
+        "--reporter=json",
+        `--outputFile.json=${join(out, `${name}.vitest.json`)}`,
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, OCC_COMPAT_VERSIONS: name, OCC_COMPAT_OUT: out },
+        stdio: "inherit",
+      },
+    );
     child.once("exit", (code) => resolve(code ?? 1));
   });
 }

@@ -52,6 +52,13 @@ export function targetFor(name: string): CompatTarget {
 
 /** OCC_COMPAT_VERSIONS (comma list, or `all`), else the CI default. */
 export function selectedTargets(env: string | undefined = process.env.OCC_COMPAT_VERSIONS): CompatTarget[] {
-  const names = !env ? CI_DEFAULT : env.trim() === "all" ? MATRIX : env.split(",").map((v) => v.trim()).filter(Boolean);
+  const names = !env
+    ? CI_DEFAULT
+    : env.trim() === "all"
+      ? MATRIX
+      : env
+          .split(",")
+          .map((v) => v.trim())
+          .filter(Boolean);
   return names.map(targetFor);
 }

@@ -32,7 +32,9 @@ function env(scene: Scene): Record<string, string> {
 /** Runs each line of a docs snippet that starts with `claude`, made local. */
 async function runSnippet(scene: Scene, heading: string) {
   const results = [];
-  for (const line of localize(docSnippet(heading), scene.values).split("\n").filter((l) => l.startsWith("claude "))) {
+  for (const line of localize(docSnippet(heading), scene.values)
+    .split("\n")
+    .filter((l) => l.startsWith("claude "))) {
     const [, ...args] = shellWords(line);
     results.push({ line, ...(await run(claude, args, { env: env(scene), cwd: scene.oc.directory, timeoutMs: 120_000 })) });
   }
@@ -57,9 +59,7 @@ describe.each(["stdio", "http"] as const)("Claude Code over %s", (transport) => 
     const [headless] = await runSnippet(scene, "Claude Code headless (`claude -p`)");
     await expectDelegated(scene, headless!);
   });
-
 });
-
 
 describe("Claude Code over http, without the header", () => {
   let scene: Scene;

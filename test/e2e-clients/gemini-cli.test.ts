@@ -27,7 +27,9 @@ function env(scene: Scene): Record<string, string> {
 
 async function runSnippet(scene: Scene, heading: string) {
   const results = [];
-  for (const line of localize(docSnippet(heading), scene.values).split("\n").filter((l) => l.startsWith("gemini "))) {
+  for (const line of localize(docSnippet(heading), scene.values)
+    .split("\n")
+    .filter((l) => l.startsWith("gemini "))) {
     const [, ...args] = shellWords(line);
     results.push(await run(gemini, args, { env: env(scene), cwd: scene.oc.directory, timeoutMs: 180_000 }));
   }
@@ -43,7 +45,10 @@ describe.each(["stdio", "http"] as const)("Gemini CLI over %s", (transport) => {
       calls: plan.calls.map((c, i) => (i === 0 ? { ...c, args: { ...c.args, wait_for_previous: true } } : c)),
     }));
     await mkdir(join(scene.home, ".gemini"), { recursive: true });
-    await writeFile(join(scene.home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false } }));
+    await writeFile(
+      join(scene.home, ".gemini", "settings.json"),
+      JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false } }),
+    );
   });
   afterAll(async () => {
     await scene?.close();
@@ -59,7 +64,9 @@ describe.each(["stdio", "http"] as const)("Gemini CLI over %s", (transport) => {
     await expectDelegated(scene, headless!);
     // Gemini CLI offered oc_status with its own wait_for_previous, and the call that set it worked.
     const offered = scene.api.requests.find((r) => r.step?.kind === "tool")!;
-    const declarations = (offered.body.tools as Array<{ functionDeclarations?: Array<{ name: string; parametersJsonSchema?: unknown; parameters?: unknown }> }>).flatMap((t) => t.functionDeclarations ?? []);
+    const declarations = (
+      offered.body.tools as Array<{ functionDeclarations?: Array<{ name: string; parametersJsonSchema?: unknown; parameters?: unknown }> }>
+    ).flatMap((t) => t.functionDeclarations ?? []);
     const status = declarations.find((d) => d.name.endsWith("oc_status"))!;
     expect(JSON.stringify(status.parametersJsonSchema ?? status.parameters)).toContain("wait_for_previous");
   });

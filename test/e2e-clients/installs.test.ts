@@ -51,7 +51,14 @@ describe("Claude Code plugin from this clone", () => {
   });
 
   it("installs with claude's own plugin commands; mcp list Connected; claude -p gets our tools and the skill", async () => {
-    const env = clientEnv(scene.home, { ANTHROPIC_BASE_URL: scene.api.url, ANTHROPIC_API_KEY: "sk-ant-scripted", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", ENABLE_TOOL_SEARCH: "false", ...CLAUDE_MCP_WAIT, ...serverEnv(scene) });
+    const env = clientEnv(scene.home, {
+      ANTHROPIC_BASE_URL: scene.api.url,
+      ANTHROPIC_API_KEY: "sk-ant-scripted",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      ENABLE_TOOL_SEARCH: "false",
+      ...CLAUDE_MCP_WAIT,
+      ...serverEnv(scene),
+    });
     const o = { env, cwd: oc.directory, timeoutMs: 120_000 };
     const added = await run(claude, ["plugin", "marketplace", "add", REPO], o);
     expect(added.code, added.stderr + added.stdout).toBe(0);
@@ -74,14 +81,22 @@ describe("Gemini CLI extension from this clone", () => {
     gemini = await clientBin("gemini");
     scene = await startScene(oc, geminiGenerate, "stdio", "gemini-extension");
     await mkdir(join(scene.home, ".gemini"), { recursive: true });
-    await writeFile(join(scene.home, ".gemini", "settings.json"), JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false } }));
+    await writeFile(
+      join(scene.home, ".gemini", "settings.json"),
+      JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false } }),
+    );
   });
   afterAll(async () => {
     await scene?.close();
   });
 
   it("links with gemini's own extensions command; mcp list Connected; gemini -p gets our tools and the skill", async () => {
-    const env = clientEnv(scene.home, { GOOGLE_GEMINI_BASE_URL: scene.api.url, GEMINI_API_KEY: "scripted-key", GEMINI_CLI_TRUST_WORKSPACE: "true", ...serverEnv(scene) });
+    const env = clientEnv(scene.home, {
+      GOOGLE_GEMINI_BASE_URL: scene.api.url,
+      GEMINI_API_KEY: "scripted-key",
+      GEMINI_CLI_TRUST_WORKSPACE: "true",
+      ...serverEnv(scene),
+    });
     const o = { env, cwd: oc.directory, timeoutMs: 180_000 };
     const linked = await run(gemini, ["extensions", "link", REPO, "--consent"], o);
     expect(linked.code, linked.stderr + linked.stdout).toBe(0);
@@ -114,7 +129,11 @@ describe("opencode-conductor install --client codex", () => {
     await writeFile(join(scene.home, ".codex", "config.toml"), provider);
     const env = clientEnv(scene.home, { SCRIPTED_API_KEY: "scripted-key", ...serverEnv(scene) });
     // Codex passes none of its own variables to MCP servers: the entry carries them (--env).
-    const installed = await run(process.execPath, [CLI, "install", "--client", "codex", ...Object.entries(serverEnv(scene)).flatMap(([k, v]) => ["--env", `${k}=${v}`])], { env, cwd: oc.directory });
+    const installed = await run(
+      process.execPath,
+      [CLI, "install", "--client", "codex", ...Object.entries(serverEnv(scene)).flatMap(([k, v]) => ["--env", `${k}=${v}`])],
+      { env, cwd: oc.directory },
+    );
     expect(installed.code, installed.stderr).toBe(0);
     expect(installed.stdout).toContain(`node ${join(REPO, "dist", "cli.js")} (clone)`);
     const list = await run(codex, ["mcp", "list"], { env, cwd: oc.directory });
@@ -124,7 +143,13 @@ describe("opencode-conductor install --client codex", () => {
     const headless = await run(codex, ["exec", "--skip-git-repo-check", TASK], { env, cwd: oc.directory, timeoutMs: 180_000 });
     await expectDelegated(scene, headless);
     // Codex sends ~/.codex/AGENTS.md to its model: the skill's text is in what it sent.
-    expect(sent(scene)).toContain(JSON.stringify(skillBody().split("\n").find((l) => l.startsWith("You can hand work"))!).slice(1, -1));
+    expect(sent(scene)).toContain(
+      JSON.stringify(
+        skillBody()
+          .split("\n")
+          .find((l) => l.startsWith("You can hand work"))!,
+      ).slice(1, -1),
+    );
 
     // uninstall gives the user's config back, byte for byte.
     const removed = await run(process.execPath, [CLI, "uninstall", "--client", "codex"], { env, cwd: oc.directory });

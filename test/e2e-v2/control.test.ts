@@ -18,8 +18,9 @@ afterAll(() => v2?.stop());
 const prompt = (sessionID: string, body: { text: string; delivery?: "steer" | "queue" }) =>
   v2.client.request("session.prompt", { path: { sessionID }, body }) as Promise<{ data: { id: string; delivery: string } }>;
 // The permission reply's field is `reply` on the pre-release and `decision` on 2.0.26: take it from the server's spec.
-const replyBody = (reply: "once" | "always" | "reject") =>
-  ({ [v2.client.routes.get("permission.reply").bodyProperties.includes("decision") ? "decision" : "reply"]: reply });
+const replyBody = (reply: "once" | "always" | "reject") => ({
+  [v2.client.routes.get("permission.reply").bodyProperties.includes("decision") ? "decision" : "reply"]: reply,
+});
 const inSession = (sessionID: string, type: string) => (e: { type: string; data: Record<string, unknown> }) =>
   e.type === type && e.data.sessionID === sessionID;
 
@@ -50,7 +51,13 @@ describe("a permission", () => {
     const from = v2.log.events.length;
     await prompt(id, { text: "run it" });
     const asked = await v2.log.waitFor(inSession(id, "permission.asked"), { after: from });
-    expect(asked.data).toMatchObject({ id: expect.stringMatching(/^per_/), sessionID: id, action: "shell", resources: ["echo allowed > perm.txt"], source: { type: "tool" } });
+    expect(asked.data).toMatchObject({
+      id: expect.stringMatching(/^per_/),
+      sessionID: id,
+      action: "shell",
+      resources: ["echo allowed > perm.txt"],
+      source: { type: "tool" },
+    });
     const requestID = asked.data.id as string;
 
     // Blocked: still "running", no outcome yet, the file not written.
@@ -92,7 +99,14 @@ describe("a permission", () => {
 describe("a question", () => {
   it("is a form on 2.x (form.created, metadata.kind question); form.reply with {answer: {q0}} resumes the turn", async () => {
     const id = await v2.newSession("question");
-    const question = { question: "Which colour?", header: "Colour", options: [{ label: "red", description: "warm" }, { label: "blue", description: "cold" }] };
+    const question = {
+      question: "Which colour?",
+      header: "Colour",
+      options: [
+        { label: "red", description: "warm" },
+        { label: "blue", description: "cold" },
+      ],
+    };
     v2.server.model.forSession(id).queue(toolCall("question", { questions: [question] }), text("blue it is"));
     const from = v2.log.events.length;
     await prompt(id, { text: "ask me" });
@@ -101,7 +115,18 @@ describe("a question", () => {
     expect(form).toMatchObject({
       id: expect.stringMatching(/^frm_/),
       metadata: { kind: "question", tool: { id: expect.any(String) } },
-      fields: [{ key: "q0", title: "Colour", description: "Which colour?", type: "string", options: [{ value: "red", label: "red" }, { value: "blue", label: "blue" }] }],
+      fields: [
+        {
+          key: "q0",
+          title: "Colour",
+          description: "Which colour?",
+          type: "string",
+          options: [
+            { value: "red", label: "red" },
+            { value: "blue", label: "blue" },
+          ],
+        },
+      ],
     });
     // The question routes exist on this release but stay empty: the question tool makes forms.
     expect(await v2.client.request("question.list", { path: { sessionID: id } })).toEqual({ data: [] });
@@ -118,13 +143,20 @@ describe("a question", () => {
 
   it("a reply of the wrong shape is refused with HTTP 400 and an InvalidRequestError body", async () => {
     const id = await v2.newSession("question-bad-reply");
-    v2.server.model.forSession(id).queue(toolCall("question", { questions: [{ question: "Yes?", header: "Y", options: [{ label: "yes", description: "y" }] }] }), text("ok"));
+    v2.server.model
+      .forSession(id)
+      .queue(toolCall("question", { questions: [{ question: "Yes?", header: "Y", options: [{ label: "yes", description: "y" }] }] }), text("ok"));
     const from = v2.log.events.length;
     await prompt(id, { text: "ask me" });
     const created = await v2.log.waitFor((e) => e.type === "form.created" && (e.data.form as { sessionID?: string }).sessionID === id, { after: from });
     const formID = (created.data.form as { id: string }).id;
     const error = await v2.client.request("form.reply", { path: { sessionID: id, formID }, body: { answers: [["yes"]] } }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "BadRequestError", status: 400, serverName: "InvalidRequestError", body: { _tag: "InvalidRequestError", kind: "Payload" } });
+    expect(error).toMatchObject({
+      name: "BadRequestError",
+      status: 400,
+      serverName: "InvalidRequestError",
+      body: { _tag: "InvalidRequestError", kind: "Payload" },
+    });
     expect((error as Error).message).toMatch(/Missing key/);
     await v2.client.request("form.reply", { path: { sessionID: id, formID }, body: { answer: { q0: "yes" } } });
     expect((await v2.log.waitFor(isOutcome(id), { after: from })).type).toBe("session.execution.succeeded");
@@ -135,7 +167,9 @@ describe("a second prompt into a running turn", () => {
   // The first turn: a tool step, then a text step. The second prompt arrives during the tool step.
   async function secondPromptDuring(delivery: "steer" | "queue") {
     const id = await v2.newSession(delivery);
-    v2.server.model.forSession(id).queue(toolCall("read", { path: join(v2.server.directory, "README.md") }, { delayMs: 0 }), text("answer one"), text("answer two"));
+    v2.server.model
+      .forSession(id)
+      .queue(toolCall("read", { path: join(v2.server.directory, "README.md") }, { delayMs: 0 }), text("answer one"), text("answer two"));
     const from = v2.log.events.length;
     const first = await prompt(id, { text: "first" });
     await v2.log.waitFor(inSession(id, "session.tool.called"), { after: from });
@@ -145,7 +179,9 @@ describe("a second prompt into a running turn", () => {
     return { id, first: first.data, second: second.data, outcome, turnEvents };
   }
   const promotedBefore = (events: { type: string; data: Record<string, unknown> }[], inputID: string) =>
-    events.filter((e) => e.type === "session.step.started").length - events.slice(events.findIndex((e) => e.type === "session.input.promoted" && e.data.inputID === inputID)).filter((e) => e.type === "session.step.started").length;
+    events.filter((e) => e.type === "session.step.started").length -
+    events.slice(events.findIndex((e) => e.type === "session.input.promoted" && e.data.inputID === inputID)).filter((e) => e.type === "session.step.started")
+      .length;
 
   it("steer: admitted at once, promoted when the current step ends, so the very next model call sees it; one execution", async () => {
     const r = await secondPromptDuring("steer");

@@ -90,9 +90,14 @@ describe("a private instance on opencode 2.x", () => {
     await client.request("session.prompt", { path: { sessionID: id }, body: { text: "push it" } });
     const outcome = await log.waitFor(isOutcome(id), { after: from, timeoutMs: 90_000 });
     expect(outcome.type).toBe("session.execution.succeeded");
-    const messages = ((await client.request("session.messages", { path: { sessionID: id }, query: { order: "asc", limit: "200" } })) as {
-      data: Array<{ type: string; content?: Array<{ type: string; name?: string; state?: { status: string; input?: { command?: string }; error?: unknown } }> }>;
-    }).data;
+    const messages = (
+      (await client.request("session.messages", { path: { sessionID: id }, query: { order: "asc", limit: "200" } })) as {
+        data: Array<{
+          type: string;
+          content?: Array<{ type: string; name?: string; state?: { status: string; input?: { command?: string }; error?: unknown } }>;
+        }>;
+      }
+    ).data;
     const tools = messages.flatMap((m) => m.content ?? []).filter((c) => c.type === "tool");
     const push = tools.find((t) => t.state?.input?.command === "git push origin main");
     const echo = tools.find((t) => t.state?.input?.command === "echo ran > allowed.txt");
@@ -121,5 +126,4 @@ describe("a private instance on opencode 2.x", () => {
     expect(lifted).toBeLessThan(build.length - guard.length);
     expect(build).toContainEqual({ action: "shell", resource: "*", effect: "allow" }); // the repository's `permission.bash`, as 2.x converts it
   });
-
 });

@@ -35,7 +35,13 @@ describe("a permission on opencode 2.x", () => {
     expect(r.data.status).toBe("blocked");
     const id = r.data.session_id as string;
     const [request] = r.data.pending as Pending[];
-    expect(request).toMatchObject({ kind: "permission", id: expect.stringMatching(/^per_/), session_id: id, permission: "shell", patterns: ["echo allowed > allowed.txt"] });
+    expect(request).toMatchObject({
+      kind: "permission",
+      id: expect.stringMatching(/^per_/),
+      session_id: id,
+      permission: "shell",
+      patterns: ["echo allowed > allowed.txt"],
+    });
     expect(existsSync(join(server.directory, "allowed.txt"))).toBe(false);
     // What the server lists as pending is what the tool showed.
     expect(await v2.request("permission.list", { path: { sessionID: id } })).toMatchObject({ data: [{ id: request!.id }] });
@@ -69,13 +75,24 @@ describe("a permission on opencode 2.x", () => {
 
 describe("a question on opencode 2.x", () => {
   it("is a form: shown as a question, answered with labels through oc_answer, the turn goes on to done", async () => {
-    const question = { question: "Which colour?", header: "Colour", options: [{ label: "red", description: "warm" }, { label: "blue", description: "cold" }] };
+    const question = {
+      question: "Which colour?",
+      header: "Colour",
+      options: [
+        { label: "red", description: "warm" },
+        { label: "blue", description: "cold" },
+      ],
+    };
     server.model.queue(toolCall("question", { questions: [question] }), text("blue it is"));
     const r = await mcp.call("oc_delegate", { task: "ask me", title: "v2 question" });
     expect(r.data.status).toBe("blocked");
     const id = r.data.session_id as string;
     const [request] = r.data.pending as Pending[];
-    expect(request).toMatchObject({ kind: "question", id: expect.stringMatching(/^frm_/), questions: [{ question: "Which colour?", header: "Colour", options: [{ label: "red" }, { label: "blue" }] }] });
+    expect(request).toMatchObject({
+      kind: "question",
+      id: expect.stringMatching(/^frm_/),
+      questions: [{ question: "Which colour?", header: "Colour", options: [{ label: "red" }, { label: "blue" }] }],
+    });
 
     const answered = await mcp.call("oc_answer", { request_id: request!.id, answers: [["blue"]] });
     expect(answered.isError, answered.text).toBe(false);

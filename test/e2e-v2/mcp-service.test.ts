@@ -21,7 +21,9 @@ beforeAll(async () => {
   server = await startOpencode2();
   const file = join(root, "state", "opencode", "service.json");
   await mkdir(join(root, "state", "opencode"), { recursive: true });
-  await writeFile(file, JSON.stringify({ id: "5b9e7d4c-1a2f-4e3b-8c6d-0f1e2d3c4b5a", url: server.url, pid: server.pid, password: server.password }), { mode: 0o600 });
+  await writeFile(file, JSON.stringify({ id: "5b9e7d4c-1a2f-4e3b-8c6d-0f1e2d3c4b5a", url: server.url, pid: server.pid, password: server.password }), {
+    mode: 0o600,
+  });
   await chmod(file, 0o600);
   mcp = await startMcp({
     XDG_STATE_HOME: join(root, "state"),

@@ -34,7 +34,11 @@ afterAll(async () => {
 });
 
 const argsOf = (r: OracleRow) => ({ task: `oracle ${r.name}`, model: modelOf(r), ...r.args });
-const textOf = (m: V2Message) => (m.content ?? []).flatMap((c) => (c.type === "text" && c.text ? [c.text] : [])).join("\n").trim();
+const textOf = (m: V2Message) =>
+  (m.content ?? [])
+    .flatMap((c) => (c.type === "text" && c.text ? [c.text] : []))
+    .join("\n")
+    .trim();
 
 /** What the 2.x server recorded for the session's last turn: the steps after its last user message. */
 async function recorded(sessionID: string) {
@@ -44,11 +48,19 @@ async function recorded(sessionID: string) {
   const last = replies.at(-1);
   const error = last?.error ? { name: last.error.type, statusCode: last.error.status } : undefined;
   const texts = replies.map(textOf).filter(Boolean);
-  return { replies: replies.length, error, answer: texts.at(-1) ?? "", completed: last?.time !== undefined && (last.time as { completed?: number }).completed !== undefined };
+  return {
+    replies: replies.length,
+    error,
+    answer: texts.at(-1) ?? "",
+    completed: last?.time !== undefined && (last.time as { completed?: number }).completed !== undefined,
+  };
 }
 
 function auditLines(): Array<Record<string, unknown>> {
-  return readFileSync(join(stateDir, "audit.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(join(stateDir, "audit.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 async function expectTruthful(r: OracleRow, data: Record<string, unknown>) {

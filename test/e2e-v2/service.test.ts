@@ -74,7 +74,9 @@ describe("a discovery file for a running 2.x server", () => {
     await writeServiceFile({ ...registration(), pid: process.pid });
     let found = await findService({ env: { XDG_STATE_HOME: stateHome() } });
     expect(found.live).toBeUndefined();
-    expect(found.checks[0]!.result).toBe(`stale: ${server.url} (pid ${process.pid}, with a password): the server at that URL is pid ${server.pid}, not the registered one`);
+    expect(found.checks[0]!.result).toBe(
+      `stale: ${server.url} (pid ${process.pid}, with a password): the server at that URL is pid ${server.pid}, not the registered one`,
+    );
 
     await writeServiceFile({ ...registration(), password: "not-the-password" });
     found = await findService({ env: { XDG_STATE_HOME: stateHome() } });
@@ -82,7 +84,9 @@ describe("a discovery file for a running 2.x server", () => {
 
     await writeServiceFile({ ...registration(), version: "2.0.999" });
     found = await findService({ env: { XDG_STATE_HOME: stateHome() } });
-    expect(found.checks[0]!.result).toMatch(new RegExp(`^stale: ${server.url} \\(pid ${server.pid}, 2\\.0\\.999, with a password\\): the server there is 2\\.`));
+    expect(found.checks[0]!.result).toMatch(
+      new RegExp(`^stale: ${server.url} \\(pid ${server.pid}, 2\\.0\\.999, with a password\\): the server there is 2\\.`),
+    );
 
     // Discovery goes on to the scan, and says why the file was skipped.
     const discovered = await discoverConnection({ env: { XDG_STATE_HOME: stateHome(), HOME: root }, excludePids: [server.pid] });
@@ -96,7 +100,9 @@ describe("a discovery file for a running 2.x server", () => {
     await writeServiceFile(registration(), join(stateHome(), "opencode", "service-local.json"));
     const found = await discoverConnection({ env: { XDG_STATE_HOME: stateHome(), HOME: root } });
     expect(found.connection).toMatchObject({ url: server.url, source: "service", pid: server.pid });
-    expect(found.steps.find((s) => s.step === "service")?.result).toContain(`; skipped ${serviceFile()}: stale: http://127.0.0.1:9 (pid 999999999, no password): pid 999999999 is not running`);
+    expect(found.steps.find((s) => s.step === "service")?.result).toContain(
+      `; skipped ${serviceFile()}: stale: http://127.0.0.1:9 (pid 999999999, no password): pid 999999999 is not running`,
+    );
     await rm(join(stateHome(), "opencode", "service-local.json"));
   });
 });
@@ -156,7 +162,8 @@ describe("auto-start with a 2.x CLI", () => {
     // The service's port comes from the CLI's own settings file (per channel): a free one, not 49374/5.
     const port = await freePort();
     await mkdir(join(env.XDG_CONFIG_HOME!, "opencode"), { recursive: true });
-    for (const name of ["service.json", "service-local.json"]) await writeFile(join(env.XDG_CONFIG_HOME!, "opencode", name), JSON.stringify({ port }), { mode: 0o600 });
+    for (const name of ["service.json", "service-local.json"])
+      await writeFile(join(env.XDG_CONFIG_HOME!, "opencode", name), JSON.stringify({ port }), { mode: 0o600 });
     const project = join(root, "project");
     await mkdir(project, { recursive: true });
 

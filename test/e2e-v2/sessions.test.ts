@@ -88,7 +88,10 @@ describe("fork", () => {
     expect(fork.data.fork).toEqual({ sessionID: id, boundary: { type: "before", messageID: second.id } });
     expect(fork.data.title).toMatch(/\(fork #1\)$/);
     const copied = await v2.messages(fork.data.id);
-    expect(copied.map((m) => [m.type, m.text ?? m.content?.[0]?.text])).toEqual([["user", "first"], ["assistant", "one"]]);
+    expect(copied.map((m) => [m.type, m.text ?? m.content?.[0]?.text])).toEqual([
+      ["user", "first"],
+      ["assistant", "one"],
+    ]);
     expect((await v2.messages(id)).length).toBe(4); // the source is untouched
   });
 });

@@ -123,7 +123,10 @@ describe("the turn machine on the live 2.x stream", () => {
       await prompt(id, { text: "fail" });
     });
     expect(turn.decidedBy).toBe("session.execution.failed");
-    expect(turn.machine.verdict).toMatchObject({ status: "error", error: { name: "provider.invalid-request", statusCode: 400, message: expect.stringContaining("HTTP 400") } });
+    expect(turn.machine.verdict).toMatchObject({
+      status: "error",
+      error: { name: "provider.invalid-request", statusCode: 400, message: expect.stringContaining("HTTP 400") },
+    });
     expect(recorded).toEqual(turn.machine.verdict);
   });
 
@@ -146,7 +149,9 @@ describe("the turn machine on the live 2.x stream", () => {
   // lists it after that answer although its id is older).
   it.each(["steer", "queue"] as const)("a %sd prompt: one execution answers both prompts, both turns end at its one outcome, as recorded", async (delivery) => {
     const id = await v2.newSession(`machine-${delivery}`);
-    v2.server.model.forSession(id).queue(toolCall("read", { path: join(v2.server.directory, "README.md") }, { delayMs: 0 }), text("answer one"), text("answer two"));
+    v2.server.model
+      .forSession(id)
+      .queue(toolCall("read", { path: join(v2.server.directory, "README.md") }, { delayMs: 0 }), text("answer one"), text("answer two"));
     const w = await watch(id);
     const first = w.add(undefined);
     const from = v2.log.events.length;
@@ -168,7 +173,10 @@ describe("the turn machine on the live 2.x stream", () => {
 
     const executions = v2.log.of(id, from).filter((e) => e.type === "session.execution.started");
     expect(executions).toHaveLength(1);
-    for (const [turn, start] of [[first, undefined], [second, after]] as const) {
+    for (const [turn, start] of [
+      [first, undefined],
+      [second, after],
+    ] as const) {
       expect(turn.decidedBy).toBe("session.execution.succeeded");
       expect(turn.machine.verdict).toEqual({ status: "done" });
       expect(await recordedVerdict(id, start)).toEqual(turn.machine.verdict);

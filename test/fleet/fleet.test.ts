@@ -67,7 +67,13 @@ describe("a fleet of two workers on a real Redis", () => {
       const res = await mcp.call("oc_delegate_parallel", { tasks, request_id: "batch-24", concurrency: 24 }, { timeoutMs: 300_000 });
       expect(res.isError, res.text).toBe(false);
       // With a queue, session_id is the task id (what oc_wait takes); task.session_id is the worker's session.
-      const results = res.data.results as Array<{ index: number; status: string; session_id: string; answer: string; task: { worker: string; session_id: string } }>;
+      const results = res.data.results as Array<{
+        index: number;
+        status: string;
+        session_id: string;
+        answer: string;
+        task: { worker: string; session_id: string };
+      }>;
       expect(results.map((r) => r.index)).toEqual(tasks.map((_, i) => i));
       expect(new Set(results.map((r) => r.task.worker))).toEqual(new Set(["wA", "wB"]));
       for (const [i, r] of results.entries()) {
@@ -164,7 +170,9 @@ describe("a fleet of two workers on a real Redis", () => {
       git(seed, "add", ".");
       git(seed, "commit", "--quiet", "-m", "seed");
       git(seed, "push", "--quiet", bare, "main");
-      model.for("scripted").queue(toolCall("bash", { command: "echo hello from the agent > hello.txt", description: "write hello.txt" }), text("wrote hello.txt"));
+      model
+        .for("scripted")
+        .queue(toolCall("bash", { command: "echo hello from the agent > hello.txt", description: "write hello.txt" }), text("wrote hello.txt"));
       const r = await queue.delegate({ task: "add hello.txt", repo: { url: bare, ref: "main", push: true }, requestId: "repo-task" });
       expect(r.status, JSON.stringify(r.error)).toBe("done");
       expect(r.task.repo?.files).toEqual(["hello.txt"]);
@@ -215,7 +223,10 @@ describe("a fleet of two workers on a real Redis", () => {
     await queue.redis.hset(queue.keys.limits, "fake", "1");
     try {
       model.for("steady").queue(times(4, text("one at a time", { delayMs: 700 })));
-      const r = await queue.parallel(Array.from({ length: 4 }, (_, i) => ({ task: `limited ${i + 1}`, model: "fake/steady" })), { requestId: "limited" });
+      const r = await queue.parallel(
+        Array.from({ length: 4 }, (_, i) => ({ task: `limited ${i + 1}`, model: "fake/steady" })),
+        { requestId: "limited" },
+      );
       expect(r.results.map((x) => x.status)).toEqual(Array(4).fill("done"));
       const spans = await Promise.all([1, 2, 3, 4].map(async (i) => (await queue.read(`limited.${i}`)).task.attempts.at(-1)!));
       const sorted = spans.map((a) => [Date.parse(a.startedAt), Date.parse(a.endedAt!)] as const).sort((a, b) => a[0] - b[0]);
@@ -252,7 +263,8 @@ describe("a fleet of two workers on a real Redis", () => {
     } finally {
       c.close();
     }
-    const cli = (...args: string[]) => execFileSync(process.execPath, [join(import.meta.dirname, "../../dist/cli.js"), "queue", ...args, "--queue", redis.url], { encoding: "utf8" });
+    const cli = (...args: string[]) =>
+      execFileSync(process.execPath, [join(import.meta.dirname, "../../dist/cli.js"), "queue", ...args, "--queue", redis.url], { encoding: "utf8" });
     const ls = cli("ls");
     expect(ls).toMatch(/workers:/);
     expect(ls).toContain("batch-24.1");

@@ -38,7 +38,9 @@ describe("deploy/k8s", () => {
   });
 
   it("the validation is real: a broken Deployment and a ScaledObject without triggers are refused", () => {
-    const deployment = documents().find((d) => d.doc.kind === "Deployment")!.doc as Doc & { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } };
+    const deployment = documents().find((d) => d.doc.kind === "Deployment")!.doc as Doc & {
+      spec: { template: { spec: { containers: Array<Record<string, unknown>> } } };
+    };
     const broken = structuredClone(deployment);
     delete broken.spec.template.spec.containers[0]!.name;
     expect(() => validate(broken)).toThrow();
@@ -49,8 +51,17 @@ describe("deploy/k8s", () => {
 
   it("scales on the queue's BullMQ lists, one replica per worker's concurrency, and wires the Secret", () => {
     const docs = documents();
-    const scaled = docs.find((d) => d.doc.kind === "ScaledObject")!.doc as unknown as { spec: { scaleTargetRef: { name: string }; triggers: Array<{ type: string; metadata: { listName: string; listLength: string } }> } };
-    const deployment = docs.find((d) => d.doc.kind === "Deployment")!.doc as unknown as { metadata: { name: string }; spec: { template: { spec: { containers: Array<{ args: string[]; envFrom: Array<{ secretRef: { name: string } }>; resources: { requests: { memory: string } } }> } } } };
+    const scaled = docs.find((d) => d.doc.kind === "ScaledObject")!.doc as unknown as {
+      spec: { scaleTargetRef: { name: string }; triggers: Array<{ type: string; metadata: { listName: string; listLength: string } }> };
+    };
+    const deployment = docs.find((d) => d.doc.kind === "Deployment")!.doc as unknown as {
+      metadata: { name: string };
+      spec: {
+        template: {
+          spec: { containers: Array<{ args: string[]; envFrom: Array<{ secretRef: { name: string } }>; resources: { requests: { memory: string } } }> };
+        };
+      };
+    };
     const secret = docs.find((d) => d.doc.kind === "Secret")!.doc;
     const worker = deployment.spec.template.spec.containers[0]!;
     expect(scaled.spec.scaleTargetRef.name).toBe(deployment.metadata.name);

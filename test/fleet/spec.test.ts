@@ -8,7 +8,17 @@ import { Conductor } from "../../src/core/conductor.js";
 
 describe("queued task specs", () => {
   it("carries the whole task as plain JSON (no callbacks), with an absolute directory", () => {
-    const spec = toTaskSpec({ task: "fix it", model: "anthropic/claude", checks: ["npm test"], maxTokens: 5000, permissions: "readonly", onProgress: () => undefined, timeoutMs: 5, requestId: "r1", directory: "/srv/app/../app" });
+    const spec = toTaskSpec({
+      task: "fix it",
+      model: "anthropic/claude",
+      checks: ["npm test"],
+      maxTokens: 5000,
+      permissions: "readonly",
+      onProgress: () => undefined,
+      timeoutMs: 5,
+      requestId: "r1",
+      directory: "/srv/app/../app",
+    });
     expect(spec).toEqual({ task: "fix it", model: "anthropic/claude", checks: ["npm test"], maxTokens: 5000, permissions: "readonly", directory: "/srv/app" });
     expect(JSON.parse(JSON.stringify(spec))).toEqual(spec);
   });
@@ -51,7 +61,11 @@ describe("queued task specs", () => {
 
   it("reads OPENCODE_CONDUCTOR_QUEUE, refuses a bad URL without echoing its password, and stays off without it", () => {
     expect(queueSettingsFromEnv({})).toBeUndefined();
-    expect(queueSettingsFromEnv({ OPENCODE_CONDUCTOR_QUEUE: "redis://h:6379", OPENCODE_CONDUCTOR_QUEUE_TTL_S: "3600" })).toEqual({ url: "redis://h:6379", prefix: "occ", ttlS: 3600 });
+    expect(queueSettingsFromEnv({ OPENCODE_CONDUCTOR_QUEUE: "redis://h:6379", OPENCODE_CONDUCTOR_QUEUE_TTL_S: "3600" })).toEqual({
+      url: "redis://h:6379",
+      prefix: "occ",
+      ttlS: 3600,
+    });
     expect(() => checkedSettings({ url: "http://user:hunter2@h" })).toThrow(/not a redis:\/\//);
     expect(() => checkedSettings({ url: "http://user:hunter2@h" })).not.toThrow(/hunter2/);
     expect(() => checkedSettings({ url: "redis://h", ttlS: 5 })).toThrow(/at least 60/);

@@ -32,7 +32,13 @@ export interface Scene {
   close(): Promise<void>;
 }
 
-export async function startScene(oc: TestOpencode, api: ApiModule, transport: "stdio" | "http", name: string, tweak: (plan: ClientPlan) => ClientPlan = (p) => p): Promise<Scene> {
+export async function startScene(
+  oc: TestOpencode,
+  api: ApiModule,
+  transport: "stdio" | "http",
+  name: string,
+  tweak: (plan: ClientPlan) => ClientPlan = (p) => p,
+): Promise<Scene> {
   const file = join(oc.directory, `${name}.txt`);
   const content = `written for ${name}`;
   oc.model.queue(toolCall("write", { filePath: file, content }), text(`Wrote ${name}.txt.`));
@@ -76,7 +82,10 @@ export async function expectDelegated(scene: Scene, result: RunResult): Promise<
   const diag = `exit ${result.code} after ${result.ms} ms\nstdout:\n${result.stdout.slice(-3000)}\nstderr:\n${result.stderr.slice(-3000)}`;
   expect(result.code, diag).toBe(0);
   const called = scene.api.requests.flatMap((r) => (r.step?.kind === "tool" ? [r.step.name] : []));
-  expect(called.map((n) => n.replace(/^.*?(oc_\w+)$/, "$1")), diag).toEqual(["oc_status", "oc_delegate"]);
+  expect(
+    called.map((n) => n.replace(/^.*?(oc_\w+)$/, "$1")),
+    diag,
+  ).toEqual(["oc_status", "oc_delegate"]);
   expect(existsSync(scene.file), diag).toBe(true);
   expect(readFileSync(scene.file, "utf8")).toBe(scene.content);
 
@@ -125,7 +134,10 @@ export async function expectReturnedApproval(scene: Scene, result: RunResult, ac
   const delegated = scene.api.requests.findLast((r) => (r.conversation?.toolResults.length ?? 0) >= 2)!.conversation!.toolResults[1]!;
   expect(delegated).toMatch(/BLOCKED|"status":"blocked"/);
   expect(delegated).toContain("oc_answer");
-  const audit = readFileSync(join(scene.values.stateDir, "audit.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { decision?: string; detail?: { action?: string; elapsed_ms?: number; request_id?: string } });
+  const audit = readFileSync(join(scene.values.stateDir, "audit.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { decision?: string; detail?: { action?: string; elapsed_ms?: number; request_id?: string } });
   const returned = audit.find((e) => e.decision === "returned");
   expect(returned, JSON.stringify(audit)).toMatchObject({ tool: "oc_delegate", by: "client", outcome: "returned", detail: { action } });
   expect(returned!.detail!.elapsed_ms).toBeLessThan(FASTEST_HUMAN_MS);

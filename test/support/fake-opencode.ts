@@ -130,19 +130,21 @@ export function fakeOpencode(fixture: Fixture, options: FakeOpencodeOptions = {}
     return HttpResponse.json({ name: "UnrecordedRequest", data: { message } }, { status: 501 });
   };
 
-  const resolverFor = (op: string) => ({ request }: { request: Request }) => {
-    const url = new URL(request.url);
-    const key = `${op} ${keyOf(request.method, url.pathname, Object.fromEntries(url.searchParams))}`;
-    const interaction = queues.get(key)?.shift();
-    if (interaction) {
-      last.set(key, interaction);
-      markDone(interaction);
-      return answer(interaction, request);
-    }
-    const again = last.get(key);
-    if (options.repeatReads && again && request.method === "GET" && !again.events) return answer(again, request);
-    return refuse(request, url);
-  };
+  const resolverFor =
+    (op: string) =>
+    ({ request }: { request: Request }) => {
+      const url = new URL(request.url);
+      const key = `${op} ${keyOf(request.method, url.pathname, Object.fromEntries(url.searchParams))}`;
+      const interaction = queues.get(key)?.shift();
+      if (interaction) {
+        last.set(key, interaction);
+        markDone(interaction);
+        return answer(interaction, request);
+      }
+      const again = last.get(key);
+      if (options.repeatReads && again && request.method === "GET" && !again.events) return answer(again, request);
+      return refuse(request, url);
+    };
 
   // Literal routes before templated ones (`/session/status` before `/session/{sessionID}`): msw
   // answers with the first handler that matches.

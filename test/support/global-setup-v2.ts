@@ -4,5 +4,6 @@ import { prepareOpencode2 } from "./opencode2-build.js";
 
 export async function setup(): Promise<void> {
   const prepared = await prepareOpencode2();
-  if (prepared.source !== "cache") console.log(`[e2e-v2] opencode 2.x binary ${prepared.source === "env" ? "from OPENCODE2_BIN" : "built"} in ${prepared.ms} ms: ${prepared.binary}`);
+  if (prepared.source !== "cache")
+    console.log(`[e2e-v2] opencode 2.x binary ${prepared.source === "env" ? "from OPENCODE2_BIN" : "built"} in ${prepared.ms} ms: ${prepared.binary}`);
 }

@@ -37,4 +37,3 @@ export async function startHttpCli(args: string[], env: Record<string, string>):
   });
   return { child, url, port: Number(new URL(url).port), stderr: () => stderr, exit };
 }
-

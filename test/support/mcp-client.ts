@@ -12,7 +12,11 @@ export interface McpSession {
   client: Client;
   transport: StdioClientTransport;
   /** Calls a tool and returns its result (text joined, structured content, isError). */
-  call(name: string, args?: Record<string, unknown>, options?: { onprogress?: (p: { progress: number; message?: string }) => void; signal?: AbortSignal; timeoutMs?: number }): Promise<ToolCall>;
+  call(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: { onprogress?: (p: { progress: number; message?: string }) => void; signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<ToolCall>;
   close(): Promise<void>;
 }
 

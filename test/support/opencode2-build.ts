@@ -47,7 +47,10 @@ async function prepare(): Promise<PreparedOpencode2> {
   const started = Date.now();
   const fromEnv = process.env.OPENCODE2_BIN;
   if (fromEnv) {
-    if (!existsSync(fromEnv)) throw new Error(`OPENCODE2_BIN=${fromEnv.slice(0, 200)}: no such file. Point it at an opencode 2.x binary, or unset it to build one from the vendored source.`);
+    if (!existsSync(fromEnv))
+      throw new Error(
+        `OPENCODE2_BIN=${fromEnv.slice(0, 200)}: no such file. Point it at an opencode 2.x binary, or unset it to build one from the vendored source.`,
+      );
     return { binary: fromEnv, source: "env", ms: Date.now() - started };
   }
   const hash = (await sha256File(OPENCODE2_TARBALL)).slice(0, 16);
@@ -151,13 +154,17 @@ export async function acquireLock(file: string, waitMs = 900_000, staleMs = 900_
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-    const age = await stat(file).then((s) => Date.now() - s.mtimeMs, () => 0);
+    const age = await stat(file).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    );
     const holder = Number(await readFile(file, "utf8").catch(() => ""));
     if (age > staleMs || (holder > 0 && !isAlive(holder))) {
       await rm(file, { force: true });
       continue;
     }
-    if (Date.now() > deadline) throw new Error(`another test run has been building opencode 2.x for ${Math.round(age / 1000)} s (lock ${file}); remove the lock if no build is running`);
+    if (Date.now() > deadline)
+      throw new Error(`another test run has been building opencode 2.x for ${Math.round(age / 1000)} s (lock ${file}); remove the lock if no build is running`);
     await new Promise((r) => setTimeout(r, 500)); // polling a lock file: no event to wait on
   }
 }

@@ -33,7 +33,12 @@ export interface V2Message {
   text?: string;
   finish?: string;
   error?: { type: string; message: string; status?: number };
-  content?: Array<{ type: string; text?: string; name?: string; state?: { status: string; input?: unknown; content?: unknown; metadata?: Record<string, unknown> } }>;
+  content?: Array<{
+    type: string;
+    text?: string;
+    name?: string;
+    state?: { status: string; input?: unknown; content?: unknown; metadata?: Record<string, unknown> };
+  }>;
   [key: string]: unknown;
 }
 

@@ -19,7 +19,12 @@ export function routeMatcher(ops: Iterable<{ id: string; method: string; path: s
     .map((op) => {
       const parts = op.path.split(/(\{[^}]+\}|\*)/).filter(Boolean);
       const source = parts.map((p) => (p === "*" ? ".*" : p.startsWith("{") ? "[^/]+" : escape(p))).join("");
-      return { id: op.id, method: op.method.toUpperCase(), pattern: new RegExp(`^${source}$`), params: parts.filter((p) => p === "*" || p.startsWith("{")).length };
+      return {
+        id: op.id,
+        method: op.method.toUpperCase(),
+        pattern: new RegExp(`^${source}$`),
+        params: parts.filter((p) => p === "*" || p.startsWith("{")).length,
+      };
     })
     .sort((a, b) => a.params - b.params);
   return (method, path) => {

@@ -19,7 +19,10 @@ export async function createProjectDir(parent: string, name: string, options: { 
 async function gitInit(dir: string, home: string): Promise<void> {
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, GIT_CONFIG_NOSYSTEM: "1" };
   const git = (...args: string[]) =>
-    run("git", ["-c", "user.email=test@example.invalid", "-c", "user.name=occ test", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", ...args], { cwd: dir, env });
+    run("git", ["-c", "user.email=test@example.invalid", "-c", "user.name=occ test", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", ...args], {
+      cwd: dir,
+      env,
+    });
   await writeFile(join(dir, "README.md"), "# test project\n");
   await git("init", "-q");
   await git("add", "README.md");

@@ -119,7 +119,11 @@ export interface RunResult {
 }
 
 /** Runs a client command; on the ceiling its process group is killed and the result says so. */
-export async function run(command: string, args: string[], o: { env: Record<string, string>; cwd: string; timeoutMs?: number; input?: string }): Promise<RunResult> {
+export async function run(
+  command: string,
+  args: string[],
+  o: { env: Record<string, string>; cwd: string; timeoutMs?: number; input?: string },
+): Promise<RunResult> {
   const started = Date.now();
   const child = spawn(command, args, { env: o.env, cwd: o.cwd, detached: true, stdio: ["pipe", "pipe", "pipe"] });
   registerPid(child.pid!, command.split("/").at(-1)!);

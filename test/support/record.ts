@@ -77,7 +77,8 @@ async function recordV2(scenario: V2Scenario): Promise<Fixture> {
     await scenario.run(client, server, log, created.data.id);
     const outcome = log.events.find((e) => e.type.startsWith("session.execution.") && e.type !== "session.execution.started");
     log.stop();
-    if (outcome?.type !== scenario.outcome) throw new Error(`recording went wrong: ${scenario.name} ended with ${outcome?.type ?? "no outcome"}, not ${scenario.outcome}`);
+    if (outcome?.type !== scenario.outcome)
+      throw new Error(`recording went wrong: ${scenario.name} ended with ${outcome?.type ?? "no outcome"}, not ${scenario.outcome}`);
     return scrub({ scenario: scenario.name, opencodeVersion: identity.version, interactions: recorder.interactions }, server, startedAt);
   } finally {
     await server.stop();
@@ -97,7 +98,9 @@ async function mainV2(wanted: string[]): Promise<void> {
     const pretty = JSON.stringify(fixture, null, 2);
     const json = `${pretty.length > 256 * 1024 ? JSON.stringify(fixture) : pretty}\n`;
     await writeFile(join(dir, `${scenario.name}.json`), json);
-    console.log(`${scenario.name.padEnd(14)} ${String(fixture.interactions.length).padStart(2)} interactions, ${(json.length / 1024).toFixed(1).padStart(6)} kB, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(
+      `${scenario.name.padEnd(14)} ${String(fixture.interactions.length).padStart(2)} interactions, ${(json.length / 1024).toFixed(1).padStart(6)} kB, ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
   }
   console.log(`fixtures written to ${dir}`);
 }
@@ -115,7 +118,9 @@ async function mainTools(wanted: string[]): Promise<void> {
     const json = `${pretty.length > 256 * 1024 ? JSON.stringify(fixture) : pretty}\n`;
     await writeFile(join(dir, `${scenario.name}.json`), json);
     const answered = fixture.calls!.map((c) => `${c.tool}:${c.recorded.status ?? (c.recorded.isError ? "error" : "ok")}`).join(" ");
-    console.log(`${scenario.name.padEnd(28)} ${String(fixture.interactions.length).padStart(3)} interactions, ${(json.length / 1024).toFixed(1).padStart(6)} kB, ${((Date.now() - started) / 1000).toFixed(1)} s  ${answered}`);
+    console.log(
+      `${scenario.name.padEnd(28)} ${String(fixture.interactions.length).padStart(3)} interactions, ${(json.length / 1024).toFixed(1).padStart(6)} kB, ${((Date.now() - started) / 1000).toFixed(1)} s  ${answered}`,
+    );
   }
 }
 

@@ -119,7 +119,9 @@ export function classify(body: ChatRequestBody): RequestKind {
 }
 
 function matches(r: ScriptedRequest, f: RequestFilter): boolean {
-  return (f.sessionId === undefined || r.sessionId === f.sessionId) && (f.model === undefined || r.model === f.model) && (f.kind === undefined || r.kind === f.kind);
+  return (
+    (f.sessionId === undefined || r.sessionId === f.sessionId) && (f.model === undefined || r.model === f.model) && (f.kind === undefined || r.kind === f.kind)
+  );
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -238,7 +240,12 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
           ? Promise.resolve(
               sendJson(res, 200, {
                 object: "list",
-                data: [...new Set([DEFAULT_MODEL_ID, "backup", ...modelQueues.keys()])].map((id) => ({ id, object: "model", created: 0, owned_by: "scripted" })),
+                data: [...new Set([DEFAULT_MODEL_ID, "backup", ...modelQueues.keys()])].map((id) => ({
+                  id,
+                  object: "model",
+                  created: 0,
+                  owned_by: "scripted",
+                })),
               }),
             )
           : Promise.resolve(sendJson(res, 404, { error: { message: `no route ${req.method} ${path}`, type: "invalid_request_error", code: "not_found" } }));
@@ -276,16 +283,28 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     waitForRequests(n, options = {}) {
       const { timeoutMs = 30_000, ...filter } = options;
       const matching = () => requests.filter((r) => matches(r, filter));
-      return waitFor(events, "request", () => (matching().length >= n ? matching() : undefined), timeoutMs, () => {
-        const seen = requests.map((r) => `${r.kind}/${r.model}/${r.sessionId ?? "-"}: ${r.step}`);
-        return `scripted model: waited ${timeoutMs} ms for ${n} request(s) matching ${JSON.stringify(filter)}; saw ${matching().length}. All requests: ${JSON.stringify(seen)}`;
-      });
+      return waitFor(
+        events,
+        "request",
+        () => (matching().length >= n ? matching() : undefined),
+        timeoutMs,
+        () => {
+          const seen = requests.map((r) => `${r.kind}/${r.model}/${r.sessionId ?? "-"}: ${r.step}`);
+          return `scripted model: waited ${timeoutMs} ms for ${n} request(s) matching ${JSON.stringify(filter)}; saw ${matching().length}. All requests: ${JSON.stringify(seen)}`;
+        },
+      );
     },
     waitForEnd(request, options = {}) {
       const { timeoutMs = 30_000 } = options;
-      return waitFor(events, "end", () => (request.endedAt !== undefined ? request : undefined), timeoutMs, () => {
-        return `scripted model: request #${request.index} (${request.step}) still open after ${timeoutMs} ms`;
-      });
+      return waitFor(
+        events,
+        "end",
+        () => (request.endedAt !== undefined ? request : undefined),
+        timeoutMs,
+        () => {
+          return `scripted model: request #${request.index} (${request.step}) still open after ${timeoutMs} ms`;
+        },
+      );
     },
     leftovers() {
       const out: Record<string, string[]> = {};

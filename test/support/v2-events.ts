@@ -44,7 +44,10 @@ export async function recordEvents(client: OpencodeV2Client): Promise<EventLog> 
   return {
     events,
     of,
-    sequence: (sessionID, from = 0) => of(sessionID, from).map((e) => e.type).filter((t) => !NOISE.test(t)),
+    sequence: (sessionID, from = 0) =>
+      of(sessionID, from)
+        .map((e) => e.type)
+        .filter((t) => !NOISE.test(t)),
     waitFor(match, options = {}) {
       const { timeoutMs = 60_000, after = 0, what = "event" } = options;
       return new Promise((resolve, reject) => {
@@ -53,7 +56,22 @@ export async function recordEvents(client: OpencodeV2Client): Promise<EventLog> 
           const found = events.slice(after).find(match);
           if (found) done(() => resolve(found));
         };
-        const timer = setTimeout(() => done(() => reject(new Error(`no ${what} within ${timeoutMs} ms; saw: ${events.slice(after).map((e) => e.type).filter((t) => !NOISE.test(t)).join(", ").slice(-1500)}`))), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            done(() =>
+              reject(
+                new Error(
+                  `no ${what} within ${timeoutMs} ms; saw: ${events
+                    .slice(after)
+                    .map((e) => e.type)
+                    .filter((t) => !NOISE.test(t))
+                    .join(", ")
+                    .slice(-1500)}`,
+                ),
+              ),
+            ),
+          timeoutMs,
+        );
         const done = (settle: () => void) => {
           clearTimeout(timer);
           waiters.delete(check);

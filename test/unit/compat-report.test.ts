@@ -1,7 +1,15 @@
 // The compatibility data's rules (supported range, verdicts, "oldest tested release that has it")
 // and the runner's reading of vitest's JSON report, on small hand-made data sets.
 import { describe, expect, it } from "vitest";
-import { compareVersions, firstTestedWith, fullyPassed, rangeVerdict, supportedRange, type CompatibilityData, type VersionRecord } from "../../src/core/server/compatibility.js";
+import {
+  compareVersions,
+  firstTestedWith,
+  fullyPassed,
+  rangeVerdict,
+  supportedRange,
+  type CompatibilityData,
+  type VersionRecord,
+} from "../../src/core/server/compatibility.js";
 import { failureReason, featureResults, merge, renderMarkdown } from "../compat/report.js";
 
 const record = (results: VersionRecord["results"], missing: string[] = []): VersionRecord => ({
@@ -17,7 +25,10 @@ const data: CompatibilityData = {
   pinned: "1.18.33",
   features: ["delegate: text", "oc_api: v2 operations"],
   versions: {
-    "1.3.2": record({ "delegate: text": { ok: false, reason: "boom" }, "oc_api: v2 operations": { ok: true, refused: "refused" } }, ["v2.session.get", "app.skills"]),
+    "1.3.2": record({ "delegate: text": { ok: false, reason: "boom" }, "oc_api: v2 operations": { ok: true, refused: "refused" } }, [
+      "v2.session.get",
+      "app.skills",
+    ]),
     "1.14.48": record({ "delegate: text": { ok: true }, "oc_api: v2 operations": { ok: true, refused: "refused" } }, ["v2.session.get"]),
     "1.18.3": record({ "delegate: text": { ok: true }, "oc_api: v2 operations": { ok: true } }),
     "1.18.33": record({ "delegate: text": { ok: true }, "oc_api: v2 operations": { ok: true } }),

@@ -123,7 +123,13 @@ describe("scripted model", () => {
     const byIndex = (i: number) => calls.filter((d: any) => d.index === i);
     expect(byIndex(0)[0].function.name).toBe("bash");
     expect(byIndex(1)[0]).toMatchObject({ id: "call_custom", function: { name: "read" } });
-    expect(JSON.parse(byIndex(1).map((d: any) => d.function.arguments).join(""))).toEqual({ filePath: "/tmp/x.txt" });
+    expect(
+      JSON.parse(
+        byIndex(1)
+          .map((d: any) => d.function.arguments)
+          .join(""),
+      ),
+    ).toEqual({ filePath: "/tmp/x.txt" });
     expect(model.requests.map((r) => r.step)).toEqual(["toolCall(write)", "toolCall(bash, read)"]);
   });
 

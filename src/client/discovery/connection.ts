@@ -3,7 +3,7 @@
 import { realpath } from "node:fs/promises";
 import { safeUrl } from "../errors.js";
 import { findService } from "../service/discover.js";
-import { findRunningServers,type RunningServer } from "./running-servers.js";
+import { findRunningServers, type RunningServer } from "./running-servers.js";
 
 export interface DiscoveryStep {
   step: "options" | "env" | "service" | "scan";

@@ -2,7 +2,7 @@
 // processes, their socket inodes (`/proc/PID/fd`) matched against LISTEN rows of `/proc/net/tcp{,6}`;
 // on macOS `lsof` (code path present, not tested on CI).
 import { execFile } from "node:child_process";
-import { readdir,readFile,readlink } from "node:fs/promises";
+import { readdir, readFile, readlink } from "node:fs/promises";
 import { endianness } from "node:os";
 import { isOpencodeCommand } from "./processes.js";
 
@@ -72,7 +72,10 @@ export interface Listener {
 
 async function scanProc(): Promise<Listener[]> {
   const sockets = new Map<number, { host: string; port: number }>();
-  for (const [file, family] of [["/proc/net/tcp", 4], ["/proc/net/tcp6", 6]] as const) {
+  for (const [file, family] of [
+    ["/proc/net/tcp", 4],
+    ["/proc/net/tcp6", 6],
+  ] as const) {
     const text = await readFile(file, "utf8").catch(() => "");
     for (const row of parseProcNetTcp(text, family)) {
       const host = row.state === "0A" ? loopbackHost(row.address) : undefined;

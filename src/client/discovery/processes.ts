@@ -1,6 +1,6 @@
 // Which processes are opencode, and whether a process still lives.
 import { execFileSync } from "node:child_process";
-import { readFileSync,readlinkSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { basename } from "node:path";
 
 /** True for an opencode binary or a runtime (bun/node) running opencode's entry point. */

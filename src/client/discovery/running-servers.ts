@@ -2,7 +2,7 @@
 // (docs/opencode-behaviour.md §1 "State"), so listening opencode processes are found (listeners.ts)
 // and every port is probed on `/global/health` with a short timeout: a port accepts connections
 // before the app answers, and such a request may never be answered (docs/opencode-behaviour.md §0.2).
-import { scanListeners,type Listener } from "./listeners.js";
+import { scanListeners, type Listener } from "./listeners.js";
 
 export interface RunningServer {
   /** `http://127.0.0.1:PORT` (no credentials). */

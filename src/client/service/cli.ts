@@ -49,6 +49,8 @@ function majorOf(version: string): 1 | 2 | undefined {
 
 function output(binary: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve) => {
-    execFile(binary, args, { env, timeout: 15_000, maxBuffer: 1024 * 1024, encoding: "utf8" }, (_error, stdout, stderr) => resolve(`${stdout ?? ""}\n${stderr ?? ""}`));
+    execFile(binary, args, { env, timeout: 15_000, maxBuffer: 1024 * 1024, encoding: "utf8" }, (_error, stdout, stderr) =>
+      resolve(`${stdout ?? ""}\n${stderr ?? ""}`),
+    );
   });
 }

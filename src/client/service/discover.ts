@@ -66,12 +66,16 @@ export async function checkServiceFile(file: string, options: Omit<FindServiceOp
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
   } catch (error) {
-    const why = error instanceof AuthError ? "refused the password in the file" : (error as Error).message.replace(/\s*(Check OPENCODE_URL\.?|Start one with .*)$/, "");
+    const why =
+      error instanceof AuthError ? "refused the password in the file" : (error as Error).message.replace(/\s*(Check OPENCODE_URL\.?|Start one with .*)$/, "");
     return { file, result: `stale: ${what}: ${why}` };
   }
   if (identity.major !== 2) return { file, result: `ignored: ${what} answers as opencode ${identity.version}, not a 2.x service` };
   if (identity.pid !== r.pid) {
-    return { file, result: `stale: ${what}: the server at that URL is ${identity.pid === undefined ? "a process that does not report its pid" : `pid ${identity.pid}`}, not the registered one` };
+    return {
+      file,
+      result: `stale: ${what}: the server at that URL is ${identity.pid === undefined ? "a process that does not report its pid" : `pid ${identity.pid}`}, not the registered one`,
+    };
   }
   if (r.version !== undefined && identity.version !== r.version) return { file, result: `stale: ${what}: the server there is ${identity.version}` };
   return { file, result: `live: ${what}`, live: { file, registration: r, identity } };

@@ -43,12 +43,18 @@ export async function startService(options: StartServiceOptions): Promise<LiveSe
   const found = await findService({ env, url });
   if (!found.live) {
     const checks = found.checks.map((c) => c.result).join("; ") || "no discovery file";
-    throw new ServiceStartError(`\`${options.binary} service start\` reported ${url}, but no discovery file in ${found.dir} describes a live service there (${checks}).`);
+    throw new ServiceStartError(
+      `\`${options.binary} service start\` reported ${url}, but no discovery file in ${found.dir} describes a live service there (${checks}).`,
+    );
   }
   return found.live;
 }
 
-function run(binary: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string; timeout: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  binary: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string; timeout: number },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(binary, args, { ...options, encoding: "utf8", maxBuffer: 1024 * 1024, killSignal: "SIGKILL" }, (error, stdout, stderr) => {
       const e = error as (NodeJS.ErrnoException & { code?: number | string; killed?: boolean }) | null;

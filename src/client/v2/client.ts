@@ -74,8 +74,7 @@ export async function connectV2(options: ConnectV2Options): Promise<OpencodeV2Cl
   // 2.x routes take no `directory`: a session lives in the location it was created in.
   const ctx: RequestContext = { raw, baseUrl, directory: undefined, defaultTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };
 
-  const request = (name: V2RouteName, args: V2LooseArgs = {}, callOptions: CallOptions = {}) =>
-    performRequest(ctx, routes.get(name), args, callOptions);
+  const request = (name: V2RouteName, args: V2LooseArgs = {}, callOptions: CallOptions = {}) => performRequest(ctx, routes.get(name), args, callOptions);
 
   const client: OpencodeV2Client = {
     url: baseUrl,

@@ -14,7 +14,13 @@ const initial = { tasks: {}, pending: [], servers: [], connected: false, auditVe
 function reduce(state, action) {
   switch (action.type) {
     case "snapshot":
-      return { ...state, connected: true, tasks: Object.fromEntries(action.data.tasks.map((t) => [t.id, t])), pending: action.data.pending, servers: action.data.servers };
+      return {
+        ...state,
+        connected: true,
+        tasks: Object.fromEntries(action.data.tasks.map((t) => [t.id, t])),
+        pending: action.data.pending,
+        servers: action.data.servers,
+      };
     case "task":
       return { ...state, tasks: { ...state.tasks, [action.data.id]: action.data } };
     case "pending":
@@ -93,7 +99,9 @@ function App() {
       <nav aria-label="Views">
         ${NAV.map(
           ([key, label]) =>
-            html`<a href=${`#/${key}`} aria-current=${page === key ? "page" : undefined}>${label}${key === "approvals" && state.pending.length ? html` <span class="count" data-testid="pending-count">${state.pending.length}</span>` : ""}</a>`,
+            html`<a href=${`#/${key}`} aria-current=${page === key ? "page" : undefined}
+              >${label}${key === "approvals" && state.pending.length ? html` <span class="count" data-testid="pending-count">${state.pending.length}</span>` : ""}</a
+            >`,
         )}
       </nav>
       <span class=${`live ${state.connected ? "on" : "off"}`} role="status">${state.connected ? "live" : "reconnecting…"}</span>

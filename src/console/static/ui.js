@@ -19,7 +19,9 @@ export const STATUS_COLORS = {
 
 export function StatusBadge({ status, retry }) {
   const label = status === "running" && retry ? `retry ${retry.attempt}` : status;
-  return html`<span class="badge" data-status=${status} style=${{ background: STATUS_COLORS[retry && status === "running" ? "retry" : status] ?? "#555" }}>${label}</span>`;
+  return html`<span class="badge" data-status=${status} style=${{ background: STATUS_COLORS[retry && status === "running" ? "retry" : status] ?? "#555" }}
+    >${label}</span
+  >`;
 }
 
 export function elapsed(task, now) {

@@ -1,7 +1,7 @@
 // Compact rows of a server's other catalogs: agents, skills, commands, MCP servers, providers,
 // projects; each engine reads them from its API (engine/v1-catalog.ts, engine/v2-catalog.ts).
 import type { CoreContext } from "../context.js";
-import { quoted,UsageError } from "../errors.js";
+import { quoted, UsageError } from "../errors.js";
 import type { DirectoryOption } from "../context.js";
 import { CATALOG_KINDS, type CatalogKind, type CatalogRows } from "../engine/catalog-rows.js";
 

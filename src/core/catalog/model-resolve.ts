@@ -43,7 +43,9 @@ export function resolveModel(input: string, catalog: ProviderCatalog, defaultPro
   const variant = hash > 0 ? trimmed.slice(hash + 1) : undefined;
   const preferred = defaultProvider ?? Object.keys(catalog.default)[0];
 
-  const all = catalog.providers.flatMap((p) => Object.entries(p.models).map(([key, m]) => ({ providerID: p.id, modelID: key, name: m.name ?? m.id, variants: m.variants })));
+  const all = catalog.providers.flatMap((p) =>
+    Object.entries(p.models).map(([key, m]) => ({ providerID: p.id, modelID: key, name: m.name ?? m.id, variants: m.variants })),
+  );
   const label = (c: { providerID: string; modelID: string }) => `${c.providerID}/${c.modelID}`;
 
   const pick = (matches: typeof all, how: string): ModelRef => {
@@ -57,7 +59,10 @@ export function resolveModel(input: string, catalog: ProviderCatalog, defaultPro
     if (variant === undefined) return { providerID: m.providerID, modelID: m.modelID };
     const variants = Object.keys(m.variants ?? {});
     if (variants.length > 0 && !variants.includes(variant)) {
-      throw new ModelResolutionError(`Model ${label(m)} has no variant ${quoted(variant)}; its variants are: ${variants.join(", ")}.`, variants.map((v) => `${label(m)}#${v}`));
+      throw new ModelResolutionError(
+        `Model ${label(m)} has no variant ${quoted(variant)}; its variants are: ${variants.join(", ")}.`,
+        variants.map((v) => `${label(m)}#${v}`),
+      );
     }
     return { providerID: m.providerID, modelID: m.modelID, variant };
   };
@@ -71,8 +76,15 @@ export function resolveModel(input: string, catalog: ProviderCatalog, defaultPro
       const exact = all.find((m) => m.providerID === providerID && m.modelID === modelID);
       if (exact) return withVariant(exact);
       const near = all.filter((m) => m.providerID === providerID && m.modelID.toLowerCase().includes(modelID.toLowerCase()));
-      if (near.length > 0) return pick(near.sort(byLength).filter((m) => m.modelID.length === near[0]!.modelID.length), "several models of that provider match");
-      const known = all.filter((m) => m.providerID === providerID).map(label).slice(0, 20);
+      if (near.length > 0)
+        return pick(
+          near.sort(byLength).filter((m) => m.modelID.length === near[0]!.modelID.length),
+          "several models of that provider match",
+        );
+      const known = all
+        .filter((m) => m.providerID === providerID)
+        .map(label)
+        .slice(0, 20);
       throw new ModelResolutionError(`Provider ${quoted(providerID)} has no model ${quoted(modelID)}. Its models: ${known.join(", ") || "(none)"}.`, known);
     }
     // Not a provider prefix: maybe a model id that itself contains "/" (e.g. an OpenRouter id).

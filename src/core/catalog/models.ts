@@ -4,10 +4,10 @@
 // the allow and block globs, and model references. Everything shown is redacted: opencode returns keys verbatim.
 import type { Schemas } from "../../client/types.js";
 import type { EngineProviderList } from "../engine/engine.js";
-import type { CoreContext,CoreSettings } from "../context.js";
+import type { CoreContext, CoreSettings } from "../context.js";
 import { UsageError } from "../errors.js";
-import { formatModel,ModelResolutionError,resolveModel,type ModelRef } from "./model-resolve.js";
-import { redact,REDACTED } from "./redact.js";
+import { formatModel, ModelResolutionError, resolveModel, type ModelRef } from "./model-resolve.js";
+import { redact, REDACTED } from "./redact.js";
 import type { DirectoryOption } from "../context.js";
 
 export type ProviderList = EngineProviderList;
@@ -42,7 +42,10 @@ export function getProviderCatalog(ctx: CoreContext, options: DirectoryOption = 
 // Field by field, so model ids (map keys such as "monkey-1") are never mistaken for secret names.
 function redactProvider(provider: Schemas["Provider"]): Schemas["Provider"] {
   const models = Object.fromEntries(
-    Object.entries(provider.models).map(([id, model]) => [id, { ...model, options: redact(model.options), headers: redact({ headers: model.headers }).headers }]),
+    Object.entries(provider.models).map(([id, model]) => [
+      id,
+      { ...model, options: redact(model.options), headers: redact({ headers: model.headers }).headers },
+    ]),
   );
   return { ...provider, ...(provider.key !== undefined ? { key: REDACTED } : {}), options: redact(provider.options), models };
 }
@@ -77,7 +80,10 @@ export async function resolveModelRef(ctx: CoreContext, input: string, options: 
   const catalog = await getProviderCatalog(ctx, options);
   const allowed = {
     ...catalog,
-    providers: catalog.providers.map((p) => ({ ...p, models: Object.fromEntries(Object.entries(p.models).filter(([id]) => !modelRefusal(`${p.id}/${id}`, ctx.settings))) })),
+    providers: catalog.providers.map((p) => ({
+      ...p,
+      models: Object.fromEntries(Object.entries(p.models).filter(([id]) => !modelRefusal(`${p.id}/${id}`, ctx.settings))),
+    })),
   };
   try {
     return resolveModel(input, allowed);
@@ -148,7 +154,12 @@ function modelRow(providerID: string, key: string, m: Schemas["Model"]): ModelRo
     costIn: m.cost.input,
     costOut: m.cost.output,
     variants: Object.keys(m.variants ?? {}),
-    capabilities: { reasoning: m.capabilities.reasoning, toolcall: m.capabilities.toolcall, attachment: m.capabilities.attachment, images: m.capabilities.input.image },
+    capabilities: {
+      reasoning: m.capabilities.reasoning,
+      toolcall: m.capabilities.toolcall,
+      attachment: m.capabilities.attachment,
+      images: m.capabilities.input.image,
+    },
   };
 }
 

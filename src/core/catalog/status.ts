@@ -1,7 +1,7 @@
 // The connected server at a glance: health, version, default model and catalog counts.
 import type { CoreContext } from "../context.js";
-import { formatModel,resolveModel } from "./model-resolve.js";
-import { getProviderCatalog,listModels,type ProviderList } from "./models.js";
+import { formatModel, resolveModel } from "./model-resolve.js";
+import { getProviderCatalog, listModels, type ProviderList } from "./models.js";
 import type { DirectoryOption } from "../context.js";
 
 // Server status

@@ -63,5 +63,16 @@ export interface CatalogRows {
 }
 export type CatalogKind = keyof CatalogRows;
 
-export const CATALOG_KINDS: readonly CatalogKind[] = ["agents", "skills", "commands", "mcp", "providers", "config", "projects", "worktrees", "lsp", "formatters", "tools"];
-
+export const CATALOG_KINDS: readonly CatalogKind[] = [
+  "agents",
+  "skills",
+  "commands",
+  "mcp",
+  "providers",
+  "config",
+  "projects",
+  "worktrees",
+  "lsp",
+  "formatters",
+  "tools",
+];

@@ -31,7 +31,8 @@ export class V1Signals implements SessionTranslator {
       }
       case "permission.asked":
       case "question.asked":
-        if (followed.has(event.properties.sessionID)) out.push({ kind: "request", request: event.type === "permission.asked" ? permissionFrom(event.properties) : questionFrom(event.properties) });
+        if (followed.has(event.properties.sessionID))
+          out.push({ kind: "request", request: event.type === "permission.asked" ? permissionFrom(event.properties) : questionFrom(event.properties) });
         break;
       case "permission.replied":
       case "question.replied":
@@ -62,7 +63,8 @@ export class V1Signals implements SessionTranslator {
         break;
       }
       case "message.part.removed":
-        if (event.properties.sessionID === sessionId) out.push({ kind: "seen-removed", messageId: event.properties.messageID, partId: event.properties.partID });
+        if (event.properties.sessionID === sessionId)
+          out.push({ kind: "seen-removed", messageId: event.properties.messageID, partId: event.properties.partID });
         break;
       default:
         break;

@@ -28,11 +28,33 @@ export function sessionOfV1(s: Schemas["Session"]): EngineSession {
     directory: s.directory,
     ...(s.parentID ? { parentId: s.parentID } : {}),
     time: { created: s.time.created, updated: s.time.updated, ...(s.time.archived ? { archived: s.time.archived } : {}) },
-    ...(s.model ? { model: { providerID: s.model.providerID, modelID: s.model.id, ...(s.model.variant && s.model.variant !== "default" ? { variant: s.model.variant } : {}) } } : {}),
+    ...(s.model
+      ? {
+          model: {
+            providerID: s.model.providerID,
+            modelID: s.model.id,
+            ...(s.model.variant && s.model.variant !== "default" ? { variant: s.model.variant } : {}),
+          },
+        }
+      : {}),
     ...(s.agent ? { agent: s.agent } : {}),
     ...(s.cost !== undefined ? { cost: s.cost } : {}),
-    ...(s.tokens ? { tokens: { input: s.tokens.input, output: s.tokens.output, reasoning: s.tokens.reasoning, cacheRead: s.tokens.cache.read, cacheWrite: s.tokens.cache.write } } : {}),
-    ...(s.revert ? { revert: { messageId: s.revert.messageID, ...(s.revert.partID ? { partId: s.revert.partID } : {}), ...(s.revert.diff ? { diff: s.revert.diff } : {}) } } : {}),
+    ...(s.tokens
+      ? {
+          tokens: {
+            input: s.tokens.input,
+            output: s.tokens.output,
+            reasoning: s.tokens.reasoning,
+            cacheRead: s.tokens.cache.read,
+            cacheWrite: s.tokens.cache.write,
+          },
+        }
+      : {}),
+    ...(s.revert
+      ? {
+          revert: { messageId: s.revert.messageID, ...(s.revert.partID ? { partId: s.revert.partID } : {}), ...(s.revert.diff ? { diff: s.revert.diff } : {}) },
+        }
+      : {}),
     ...(s.share ? { shareUrl: s.share.url } : {}),
   };
 }
@@ -133,7 +155,9 @@ export class V1Engine implements Engine {
   }
 
   async revert(id: string, o: { messageId: string; partId?: string }): Promise<EngineSession> {
-    return sessionOfV1(await this.client.call("session.revert", { path: { sessionID: id }, body: { messageID: o.messageId, ...(o.partId ? { partID: o.partId } : {}) } }));
+    return sessionOfV1(
+      await this.client.call("session.revert", { path: { sessionID: id }, body: { messageID: o.messageId, ...(o.partId ? { partID: o.partId } : {}) } }),
+    );
   }
 
   async unrevert(id: string): Promise<EngineSession> {
@@ -142,7 +166,11 @@ export class V1Engine implements Engine {
 
   compact(id: string, o: { model?: { providerID: string; modelID: string }; timeoutMs: number }): Promise<boolean> {
     if (!o.model) throw new Error("the v1 engine compacts with an explicit model");
-    return this.client.call("session.summarize", { path: { sessionID: id }, body: { providerID: o.model.providerID, modelID: o.model.modelID } }, { timeoutMs: o.timeoutMs });
+    return this.client.call(
+      "session.summarize",
+      { path: { sessionID: id }, body: { providerID: o.model.providerID, modelID: o.model.modelID } },
+      { timeoutMs: o.timeoutMs },
+    );
   }
 
   shell(id: string, o: { command: string; agent: string; model?: { providerID: string; modelID: string }; timeoutMs: number }): Promise<EngineMessage> {
@@ -228,7 +256,10 @@ export class V1Engine implements Engine {
     const context = { operationId: "session.messages", method: "GET", url: safeUrl(this.client.url) };
     let result;
     try {
-      result = await this.client.raw.GET("/session/{sessionID}/message", { params: { path: { sessionID }, query }, signal: AbortSignal.timeout(PAGE_TIMEOUT_MS) });
+      result = await this.client.raw.GET("/session/{sessionID}/message", {
+        params: { path: { sessionID }, query },
+        signal: AbortSignal.timeout(PAGE_TIMEOUT_MS),
+      });
     } catch (error) {
       const timeout = (error as Error | undefined)?.name === "TimeoutError";
       throw new ConnectionError(

@@ -27,7 +27,7 @@ interface V2Provider {
   package?: string;
 }
 
-const dataOf = <T>(response: unknown): T[] => ((response as { data?: T[] } | undefined)?.data ?? []);
+const dataOf = <T>(response: unknown): T[] => (response as { data?: T[] } | undefined)?.data ?? [];
 
 /** The first cost entry's per-million prices, when 2.x lists any (it lists `[]` for free models). */
 function costOf(cost: unknown): { input: number; output: number } {
@@ -101,7 +101,9 @@ type Loaders = { [K in CatalogKind]?: (client: OpencodeV2Client) => Promise<Cata
 
 const loaders: Loaders = {
   agents: async (client) =>
-    dataOf<{ id: string; name?: string; description?: string; mode?: string; hidden?: boolean; model?: { id?: string; providerID?: string } }>(await client.request("agent.list", {})).map((a) => ({
+    dataOf<{ id: string; name?: string; description?: string; mode?: string; hidden?: boolean; model?: { id?: string; providerID?: string } }>(
+      await client.request("agent.list", {}),
+    ).map((a) => ({
       name: a.id,
       mode: a.mode === "subagent" || a.mode === "all" ? a.mode : "primary",
       ...(a.description ? { description: a.description } : {}),
@@ -141,7 +143,11 @@ export function v2Catalog<K extends CatalogKind>(client: OpencodeV2Client, kind:
   const load = loaders[kind] as ((c: OpencodeV2Client) => Promise<CatalogRows[K]>) | undefined;
   if (!load) {
     return Promise.reject(
-      new UnsupportedOnEngineError(`list its ${kind}`, client.identity.version, `2.x has no ${kind} catalog in its API; oc_api_ops lists what it has (agents, skills, commands, providers work)`),
+      new UnsupportedOnEngineError(
+        `list its ${kind}`,
+        client.identity.version,
+        `2.x has no ${kind} catalog in its API; oc_api_ops lists what it has (agents, skills, commands, providers work)`,
+      ),
     );
   }
   return load(client);

@@ -25,7 +25,13 @@ export interface V2Content {
   text?: string;
   id?: string;
   name?: string;
-  state?: { status?: string; input?: Record<string, unknown>; content?: Array<{ type: string; text?: string }>; metadata?: Record<string, unknown>; error?: unknown };
+  state?: {
+    status?: string;
+    input?: Record<string, unknown>;
+    content?: Array<{ type: string; text?: string }>;
+    metadata?: Record<string, unknown>;
+    error?: unknown;
+  };
   time?: { created?: number; ran?: number; completed?: number };
 }
 
@@ -34,7 +40,10 @@ export function v1ErrorOf(raw: unknown): Schemas["AssistantMessage"]["error"] | 
   if (!raw || typeof raw !== "object") return undefined;
   const { type, message, status } = raw as { type?: unknown; message?: unknown; status?: unknown };
   if (typeof type !== "string") return undefined;
-  return { name: type, data: { message: typeof message === "string" ? message : "", ...(typeof status === "number" ? { statusCode: status } : {}) } } as unknown as Schemas["AssistantMessage"]["error"];
+  return {
+    name: type,
+    data: { message: typeof message === "string" ? message : "", ...(typeof status === "number" ? { statusCode: status } : {}) },
+  } as unknown as Schemas["AssistantMessage"]["error"];
 }
 
 /** A session's 2.x messages (oldest first, in the server's list order) as core messages. */
@@ -98,7 +107,10 @@ function contentPart(m: V2Message, index: number, c: V2Content): Schemas["Part"]
   const status = s.status === "completed" || s.status === "error" ? s.status : "running";
   const output = (s.content ?? []).flatMap((x) => (x.type === "text" && typeof x.text === "string" ? [x.text] : [])).join("\n");
   const time = { start: c.time?.created ?? 0, ...(c.time?.completed !== undefined ? { end: c.time.completed } : {}) };
-  const errorText = s.error && typeof s.error === "object" && typeof (s.error as { message?: unknown }).message === "string" ? (s.error as { message: string }).message : String(s.error ?? "");
+  const errorText =
+    s.error && typeof s.error === "object" && typeof (s.error as { message?: unknown }).message === "string"
+      ? (s.error as { message: string }).message
+      : String(s.error ?? "");
   const state =
     status === "completed"
       ? { status, input: s.input ?? {}, output, title: "", metadata: s.metadata ?? {}, time: { ...time, end: time.end ?? time.start } }

@@ -61,7 +61,7 @@ export function questionFromForm(f: V2Form): PendingQuestion {
   };
 }
 
-const dataOf = <T>(response: unknown): T[] => ((response as { data?: T[] } | undefined)?.data ?? []);
+const dataOf = <T>(response: unknown): T[] => (response as { data?: T[] } | undefined)?.data ?? [];
 
 export async function listPendingV2(client: OpencodeV2Client, sessionIds?: Iterable<string>): Promise<PendingRequest[]> {
   if (sessionIds) {
@@ -91,7 +91,10 @@ async function sessionOfRequest(client: OpencodeV2Client, id: string, given: str
 export async function answerPermissionV2(client: OpencodeV2Client, a: AnswerPermission): Promise<void> {
   const sessionID = await sessionOfRequest(client, a.requestId, a.sessionId);
   const field = client.routes.get("permission.reply").bodyProperties.includes("decision") ? "decision" : "reply";
-  await client.request("permission.reply", { path: { sessionID, requestID: a.requestId }, body: { [field]: a.decision, ...(a.message ? { message: a.message } : {}) } });
+  await client.request("permission.reply", {
+    path: { sessionID, requestID: a.requestId },
+    body: { [field]: a.decision, ...(a.message ? { message: a.message } : {}) },
+  });
 }
 
 export async function answerQuestionV2(client: OpencodeV2Client, a: AnswerQuestion): Promise<void> {
@@ -102,11 +105,14 @@ export async function answerQuestionV2(client: OpencodeV2Client, a: AnswerQuesti
     return;
   }
   if (!a.answers || a.answers.length === 0) {
-    throw new UsageError("Answer a question with `answers` (one list of labels per question), or dismiss it with `reject: true` (oc_answer: `decision: \"reject\"`).");
+    throw new UsageError(
+      'Answer a question with `answers` (one list of labels per question), or dismiss it with `reject: true` (oc_answer: `decision: "reject"`).',
+    );
   }
   const form = ((await client.request("form.get", { path })) as { data?: V2Form } | undefined)?.data;
   const fields = form?.fields ?? [];
-  if (a.answers.length > fields.length) throw new UsageError(`The question has ${fields.length} part(s) but ${a.answers.length} answers were given: give one list of labels per question.`);
+  if (a.answers.length > fields.length)
+    throw new UsageError(`The question has ${fields.length} part(s) but ${a.answers.length} answers were given: give one list of labels per question.`);
   const answer: Record<string, unknown> = {};
   for (const [i, field] of fields.entries()) {
     const chosen = (a.answers[i] ?? []).map((label) => field.options?.find((o) => o.label === label)?.value ?? label);

@@ -37,7 +37,12 @@ export class V2Signals implements SessionTranslator {
       case "session.retry.scheduled":
         if (session === this.sessionId) {
           const error = recordedErrorV2(data.error);
-          out.push({ kind: "retry", attempt: typeof data.attempt === "number" ? data.attempt : 1, message: error ? error.message : "retrying", next: typeof data.at === "number" ? data.at : Date.now() });
+          out.push({
+            kind: "retry",
+            attempt: typeof data.attempt === "number" ? data.attempt : 1,
+            message: error ? error.message : "retrying",
+            next: typeof data.at === "number" ? data.at : Date.now(),
+          });
         }
         break;
       case "session.step.ended":
@@ -113,6 +118,15 @@ export class V2Usage implements UsageTranslator {
     const t = (data.tokens ?? {}) as { input?: number; output?: number; reasoning?: number; cache?: { read?: number; write?: number } };
     const tokens = (t.input ?? 0) + (t.output ?? 0) + (t.reasoning ?? 0) + (t.cache?.read ?? 0) + (t.cache?.write ?? 0);
     const parentId = this.promoted.get(sessionId);
-    return [{ kind: "usage", sessionId, messageId: data.assistantMessageID, ...(parentId ? { parentId } : {}), tokens, cost: typeof data.cost === "number" ? data.cost : 0 }];
+    return [
+      {
+        kind: "usage",
+        sessionId,
+        messageId: data.assistantMessageID,
+        ...(parentId ? { parentId } : {}),
+        tokens,
+        cost: typeof data.cost === "number" ? data.cost : 0,
+      },
+    ];
   }
 }

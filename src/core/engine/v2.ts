@@ -12,7 +12,18 @@ import type { AnswerPermission, AnswerQuestion } from "../policy/approvals.js";
 import type { PermissionRule } from "../policy/permissions.js";
 import { activityV2, recordedMessagesV2, V2_MACHINE_OPTIONS } from "../turns/v2-events.js";
 import type { TurnMachineOptions } from "../turns/machine.js";
-import { UnsupportedOnEngineError, type Engine, type EngineFileDiff, type EngineInfo, type EngineMessage, type EngineSession, type PromptInput, type RunState, type SessionTranslator, type TurnSnapshot } from "./engine.js";
+import {
+  UnsupportedOnEngineError,
+  type Engine,
+  type EngineFileDiff,
+  type EngineInfo,
+  type EngineMessage,
+  type EngineSession,
+  type PromptInput,
+  type RunState,
+  type SessionTranslator,
+  type TurnSnapshot,
+} from "./engine.js";
 import type { HubEvent } from "./events.js";
 import { v2Catalog, v2ProviderCatalog } from "./v2-catalog.js";
 import { messagesFromV2, type V2Message } from "./v2-messages.js";
@@ -50,7 +61,9 @@ export function sessionOfV2(s: V2Session): EngineSession {
     ...(s.parentID ? { parentId: s.parentID } : {}),
     time: { created: s.time?.created ?? 0, updated: s.time?.updated ?? s.time?.created ?? 0 },
     ...(s.cost !== undefined ? { cost: s.cost } : {}),
-    ...(t ? { tokens: { input: t.input ?? 0, output: t.output ?? 0, reasoning: t.reasoning ?? 0, cacheRead: t.cache?.read ?? 0, cacheWrite: t.cache?.write ?? 0 } } : {}),
+    ...(t
+      ? { tokens: { input: t.input ?? 0, output: t.output ?? 0, reasoning: t.reasoning ?? 0, cacheRead: t.cache?.read ?? 0, cacheWrite: t.cache?.write ?? 0 } }
+      : {}),
     ...(s.revert?.messageID ? { revert: { messageId: s.revert.messageID } } : {}),
   };
 }
@@ -142,7 +155,9 @@ export class V2Engine implements Engine {
   }
 
   async listSessions(o: { limit: number; search?: string }): Promise<EngineSession[]> {
-    const page = (await this.client.request("session.list", { query: { limit: String(o.limit), ...(o.search ? { search: o.search } : {}) } })) as Page<V2Session>;
+    const page = (await this.client.request("session.list", {
+      query: { limit: String(o.limit), ...(o.search ? { search: o.search } : {}) },
+    })) as Page<V2Session>;
     return (page.data ?? []).map(sessionOfV2);
   }
 
@@ -175,7 +190,11 @@ export class V2Engine implements Engine {
 
   async fork(id: string, o: { messageId?: string }): Promise<EngineSession> {
     const takesBoundary = this.client.routes.get("session.fork").bodyProperties.includes("boundary");
-    const body = takesBoundary ? { boundary: o.messageId ? { type: "before", messageID: o.messageId } : { type: "through" } } : o.messageId ? { before: o.messageId } : {};
+    const body = takesBoundary
+      ? { boundary: o.messageId ? { type: "before", messageID: o.messageId } : { type: "through" } }
+      : o.messageId
+        ? { before: o.messageId }
+        : {};
     return sessionOfV2(dataOf<V2Session>(await this.client.request("session.fork", { path: { sessionID: id }, body })));
   }
 
@@ -215,7 +234,12 @@ export class V2Engine implements Engine {
     if (input.agent) await this.client.request("session.switchAgent", { path, body: { agent: input.agent } });
     const files = (input.files ?? []).map((f) => ({ uri: pathToFileURL(f.path).href, name: f.name }));
     if (input.command) {
-      const body = { command: input.command, arguments: input.text, ...(input.agent ? { agent: input.agent } : {}), ...(input.model ? { model: modelRefV2(input.model) } : {}) };
+      const body = {
+        command: input.command,
+        arguments: input.text,
+        ...(input.agent ? { agent: input.agent } : {}),
+        ...(input.model ? { model: modelRefV2(input.model) } : {}),
+      };
       await this.client.request("session.command", { path, body });
       return;
     }
@@ -260,7 +284,10 @@ export class V2Engine implements Engine {
 
   async messagesPage(id: string, o: { limit: number; before?: string }): Promise<{ messages: EngineMessage[]; nextBefore?: string }> {
     const query = { limit: String(o.limit), ...(o.before ? { cursor: o.before } : {}) };
-    const [page, directory] = await Promise.all([this.client.request("session.messages", { path: { sessionID: id }, query }) as Promise<Page<V2Message>>, this.directoryOf(id)]);
+    const [page, directory] = await Promise.all([
+      this.client.request("session.messages", { path: { sessionID: id }, query }) as Promise<Page<V2Message>>,
+      this.directoryOf(id),
+    ]);
     const data = [...(page.data ?? [])].reverse(); // the server lists newest first
     const next = page.cursor?.next;
     return { messages: messagesFromV2(data, id, directory), ...(next && data.length === o.limit ? { nextBefore: next } : {}) };

@@ -47,10 +47,15 @@ export const MAX_LINE = 4_096;
 
 function clip(value: unknown, depth = 0): unknown {
   if (typeof value === "string") return value.length > MAX_STRING ? `${value.slice(0, MAX_STRING)}… (${value.length} chars)` : value;
-  if (Array.isArray(value)) return [...value.slice(0, MAX_ITEMS).map((v) => clip(v, depth + 1)), ...(value.length > MAX_ITEMS ? [`… ${value.length - MAX_ITEMS} more`] : [])];
+  if (Array.isArray(value))
+    return [...value.slice(0, MAX_ITEMS).map((v) => clip(v, depth + 1)), ...(value.length > MAX_ITEMS ? [`… ${value.length - MAX_ITEMS} more`] : [])];
   if (value && typeof value === "object") {
     if (depth > 4) return "…";
-    return Object.fromEntries(Object.entries(value).slice(0, MAX_ITEMS).map(([k, v]) => [clip(k, depth + 1) as string, clip(v, depth + 1)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .slice(0, MAX_ITEMS)
+        .map(([k, v]) => [clip(k, depth + 1) as string, clip(v, depth + 1)]),
+    );
   }
   return value;
 }

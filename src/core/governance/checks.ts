@@ -21,7 +21,13 @@ export interface CheckRun {
   output?: string;
 }
 
-export async function runCheck(command: string, cwd: string, round: number, timeoutMs = DEFAULT_CHECK_TIMEOUT_MS, baseEnv: NodeJS.ProcessEnv = process.env): Promise<CheckRun> {
+export async function runCheck(
+  command: string,
+  cwd: string,
+  round: number,
+  timeoutMs = DEFAULT_CHECK_TIMEOUT_MS,
+  baseEnv: NodeJS.ProcessEnv = process.env,
+): Promise<CheckRun> {
   const env = { ...baseEnv };
   for (const name of SECRET_ENV) delete env[name];
   return new Promise((resolve) => {

@@ -12,7 +12,10 @@ export function isSessionId(value: unknown): value is string {
 /** `id` if it starts with `<prefix>_`; otherwise a bounded error naming the field. */
 export function checkId(id: string | undefined, prefix: "ses" | "msg" | "prt", what: string): string {
   if (typeof id !== "string" || !id.startsWith(`${prefix}_`)) {
-    throw new UsageError(`${what} must be an opencode id starting with "${prefix}_", got ${quoted(id)}.${prefix === "ses" ? " List sessions to find one." : ""}`, prefix === "ses" ? "sessions" : undefined);
+    throw new UsageError(
+      `${what} must be an opencode id starting with "${prefix}_", got ${quoted(id)}.${prefix === "ses" ? " List sessions to find one." : ""}`,
+      prefix === "ses" ? "sessions" : undefined,
+    );
   }
   return id;
 }

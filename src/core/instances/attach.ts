@@ -8,7 +8,11 @@ function shellQuote(text: string): string {
 }
 
 /** The command to watch a session live in opencode's TUI; the password travels by env only. */
-export function attachCommandFor(registryPath: string, instance: Pick<Instance, "url" | "pid" | "password"> & { major?: 1 | 2 }, sessionId: string): AttachCommand {
+export function attachCommandFor(
+  registryPath: string,
+  instance: Pick<Instance, "url" | "pid" | "password"> & { major?: 1 | 2 },
+  sessionId: string,
+): AttachCommand {
   // 2.x has no `attach`: its TUI takes `--server` and the password from OPENCODE_PASSWORD.
   const v2 = instance.major === 2;
   const command = v2 ? `opencode --server ${instance.url} --session ${sessionId}` : `opencode attach ${instance.url} --session ${sessionId}`;

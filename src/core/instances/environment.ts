@@ -4,9 +4,9 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../errors.js";
-import { guardConfig,guardedEnv,guardPermissionConfig } from "../policy/guard-rails.js";
-import { guardConfigV2,withGuardV2 } from "../policy/guard-rails-v2.js";
-import type { InstanceManagerOptions,Json } from "./types.js";
+import { guardConfig, guardedEnv, guardPermissionConfig } from "../policy/guard-rails.js";
+import { guardConfigV2, withGuardV2 } from "../policy/guard-rails-v2.js";
+import type { InstanceManagerOptions, Json } from "./types.js";
 
 type EnvOptions = Pick<InstanceManagerOptions, "env" | "guard" | "keepEnv" | "configFor">;
 

@@ -11,12 +11,12 @@
 // command is attach.ts. This file keeps the instances by directory, their reuse and the reaper.
 import { realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
-import { join,resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { existingDirectory } from "../inputs/directory.js";
 import { guardRules } from "../policy/guard-rails.js";
 import type { FallbackRecord } from "../turns/summary.js";
-import { InstanceRegistry,withoutPassword,type PublicInstanceRow,type StaleCleanup } from "./registry.js";
+import { InstanceRegistry, withoutPassword, type PublicInstanceRow, type StaleCleanup } from "./registry.js";
 import { isProcessAlive } from "../../client/discovery/processes.js";
 import type { PermissionRule } from "../policy/permissions.js";
 import { dataHome } from "./environment.js";
@@ -24,7 +24,6 @@ import { launchInstance } from "./launch.js";
 import { attachCommandFor } from "./attach.js";
 import type { AttachCommand, Instance, InstanceInfo, InstanceManagerOptions, Managed } from "./types.js";
 import { isBusy } from "./busy.js";
-
 
 const TOUCH_PERSIST_MS = 5_000;
 
@@ -115,7 +114,9 @@ export class InstanceManager {
     const row = rows.find((r) => r.pid === wanted || r.directory === wanted);
     if (!row) return undefined;
     if (isProcessAlive(row.conductorPid)) {
-      throw new UsageError(`Instance pid ${row.pid} (${row.directory}) belongs to the running conductor pid ${row.conductorPid}: stop it from there, or stop that conductor.`);
+      throw new UsageError(
+        `Instance pid ${row.pid} (${row.directory}) belongs to the running conductor pid ${row.conductorPid}: stop it from there, or stop that conductor.`,
+      );
     }
     // Its conductor is gone: the stale cleanup stops the server (after checking it is opencode).
     await this.registry.cleanStale();
@@ -140,7 +141,13 @@ export class InstanceManager {
   async recordSession(directory: string, session: { id: string; title: string; model: string; startedAt?: Date }): Promise<void> {
     const m = this.find(directory);
     if (!m) return;
-    await this.registry.addSession(m.pid, { id: session.id, title: session.title, model: session.model, startedAt: (session.startedAt ?? new Date()).toISOString(), fallbacks: [] });
+    await this.registry.addSession(m.pid, {
+      id: session.id,
+      title: session.title,
+      model: session.model,
+      startedAt: (session.startedAt ?? new Date()).toISOString(),
+      fallbacks: [],
+    });
   }
 
   /** Records a model switch of a session; the session's model becomes `to`. */
@@ -225,9 +232,7 @@ export class InstanceManager {
       this.reaping = false;
     }
   }
-
 }
-
 
 function realpathOrSelf(path: string): string {
   try {

@@ -8,11 +8,11 @@
 // one per conductor, because start-up cleanup must see the rows of conductors that died.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { open,readFile,rm,stat } from "node:fs/promises";
+import { open, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { isOpencodeProcess,isProcessAlive,processArgv } from "../../client/discovery/processes.js";
+import { isOpencodeProcess, isProcessAlive, processArgv } from "../../client/discovery/processes.js";
 import type { FallbackRecord } from "../turns/summary.js";
-import { ensureStateDir,readJson,writeJsonAtomic } from "../state-dir.js";
+import { ensureStateDir, readJson, writeJsonAtomic } from "../state-dir.js";
 
 export interface InstanceSession {
   id: string;
@@ -200,7 +200,9 @@ export class InstanceRegistry {
         continue;
       }
       if (Date.now() > deadline) {
-        throw new Error(`Could not lock ${this.path} within ${this.lockTimeoutMs} ms: ${this.lockPath} is held by another conductor. Remove it if no conductor is running.`);
+        throw new Error(
+          `Could not lock ${this.path} within ${this.lockTimeoutMs} ms: ${this.lockPath} is held by another conductor. Remove it if no conductor is running.`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, delay));
     }

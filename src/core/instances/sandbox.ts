@@ -6,12 +6,12 @@
 // directory to the server's port, and here a TCP listener on the same port number relays to that
 // socket; (2) NO_PROXY is cleared inside so loopback traffic (the model) goes through srt's proxy,
 // whose allowlist names 127.0.0.1/localhost.
-import { accessSync,constants,existsSync,readFileSync } from "node:fs";
-import { chmod,mkdir,rm,writeFile } from "node:fs/promises";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { chmod, mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { connect,createServer,type Server,type Socket } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { homedir } from "node:os";
-import { delimiter,dirname,isAbsolute,join,resolve } from "node:path";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { UsageError } from "../errors.js";
 
@@ -25,7 +25,8 @@ export interface SrtCommand {
 export function resolveSrt(explicit?: string): SrtCommand {
   const hint = "install it (npm install -g @anthropic-ai/sandbox-runtime, plus bubblewrap, socat and ripgrep on Linux) or unset OPENCODE_CONDUCTOR_SANDBOX";
   if (explicit) {
-    if (!isExecutable(explicit)) throw new UsageError(`Sandbox "srt" requested but ${explicit} is not an executable srt: ${hint}. The instance was not started.`);
+    if (!isExecutable(explicit))
+      throw new UsageError(`Sandbox "srt" requested but ${explicit} is not an executable srt: ${hint}. The instance was not started.`);
     return { command: explicit, args: [] };
   }
   try {
@@ -52,9 +53,29 @@ function isExecutable(path: string): boolean {
 }
 
 /** Hosts an instance may reach besides loopback: opencode's own services and common model APIs. */
-export const DEFAULT_ALLOWED_DOMAINS = ["opencode.ai", "*.opencode.ai", "models.dev", "api.anthropic.com", "api.openai.com", "openrouter.ai", "generativelanguage.googleapis.com"];
+export const DEFAULT_ALLOWED_DOMAINS = [
+  "opencode.ai",
+  "*.opencode.ai",
+  "models.dev",
+  "api.anthropic.com",
+  "api.openai.com",
+  "openrouter.ai",
+  "generativelanguage.googleapis.com",
+];
 
-const CREDENTIAL_PATHS = [".ssh", ".aws", ".config/gh", ".netrc", ".npmrc", ".kube", ".docker/config.json", ".git-credentials", ".config/gcloud", ".azure", ".gnupg"];
+const CREDENTIAL_PATHS = [
+  ".ssh",
+  ".aws",
+  ".config/gh",
+  ".netrc",
+  ".npmrc",
+  ".kube",
+  ".docker/config.json",
+  ".git-credentials",
+  ".config/gcloud",
+  ".azure",
+  ".gnupg",
+];
 
 export interface SrtSettingsInput {
   directory: string;
@@ -71,7 +92,9 @@ export interface SrtSettingsInput {
 export function opencodeDirs(env: NodeJS.ProcessEnv): string[] {
   const home = env.HOME || homedir();
   const xdg = (name: string, fallback: string) => (env[name] && isAbsolute(env[name]!) ? env[name]! : join(home, fallback));
-  return [xdg("XDG_DATA_HOME", ".local/share"), xdg("XDG_CONFIG_HOME", ".config"), xdg("XDG_STATE_HOME", ".local/state"), xdg("XDG_CACHE_HOME", ".cache")].map((d) => join(d, "opencode"));
+  return [xdg("XDG_DATA_HOME", ".local/share"), xdg("XDG_CONFIG_HOME", ".config"), xdg("XDG_STATE_HOME", ".local/state"), xdg("XDG_CACHE_HOME", ".cache")].map(
+    (d) => join(d, "opencode"),
+  );
 }
 
 /** The git dirs of `directory`: its .git, or for a worktree the gitdir the .git file names. */
@@ -121,9 +144,19 @@ export interface Sandbox {
 }
 
 /** Writes the settings (0600) under `stateDir/sandbox/` and starts the host side of the relay. */
-export async function prepareSandbox(o: { srt: SrtCommand; stateDir: string; directory: string; env: NodeJS.ProcessEnv; hide?: string[]; allowedDomains?: string[] }): Promise<Sandbox> {
+export async function prepareSandbox(o: {
+  srt: SrtCommand;
+  stateDir: string;
+  directory: string;
+  env: NodeJS.ProcessEnv;
+  hide?: string[];
+  allowedDomains?: string[];
+}): Promise<Sandbox> {
   // The relay below assumes srt's Linux network namespace; on macOS the ports would collide.
-  if (process.platform !== "linux") throw new UsageError(`Sandbox "srt" is supported on Linux only for now (this is ${process.platform}): unset OPENCODE_CONDUCTOR_SANDBOX. The instance was not started.`);
+  if (process.platform !== "linux")
+    throw new UsageError(
+      `Sandbox "srt" is supported on Linux only for now (this is ${process.platform}): unset OPENCODE_CONDUCTOR_SANDBOX. The instance was not started.`,
+    );
   const base = join(o.stateDir, "sandbox");
   const id = randomBytes(6).toString("hex");
   const scratch = join(base, id);
@@ -132,7 +165,13 @@ export async function prepareSandbox(o: { srt: SrtCommand; stateDir: string; dir
   const socket = join(scratch, "s.sock");
   await mkdir(tmp, { recursive: true, mode: 0o700 });
   await Promise.all(opencodeDirs(o.env).map((d) => mkdir(d, { recursive: true }))); // bwrap binds existing paths only
-  const settings = srtSettings({ directory: o.directory, env: o.env, scratch, ...(o.hide ? { hide: o.hide } : {}), ...(o.allowedDomains ? { allowedDomains: o.allowedDomains } : {}) });
+  const settings = srtSettings({
+    directory: o.directory,
+    env: o.env,
+    scratch,
+    ...(o.hide ? { hide: o.hide } : {}),
+    ...(o.allowedDomains ? { allowedDomains: o.allowedDomains } : {}),
+  });
   await writeFile(settingsFile, JSON.stringify(settings, null, 2), { mode: 0o600 });
   await chmod(settingsFile, 0o600);
 
@@ -151,7 +190,22 @@ export async function prepareSandbox(o: { srt: SrtCommand; stateDir: string; dir
     settingsFile,
     wrap: (command, args) => ({
       command: o.srt.command,
-      args: [...o.srt.args, "--settings", settingsFile, "--", "env", `OCC_SOCK=${socket}`, `OCC_PORT=${relay.port}`, `OCC_TMP=${tmp}`, "sh", "-c", script, "sh", command, ...args],
+      args: [
+        ...o.srt.args,
+        "--settings",
+        settingsFile,
+        "--",
+        "env",
+        `OCC_SOCK=${socket}`,
+        `OCC_PORT=${relay.port}`,
+        `OCC_TMP=${tmp}`,
+        "sh",
+        "-c",
+        script,
+        "sh",
+        command,
+        ...args,
+      ],
     }),
     close: async () => {
       await new Promise<void>((r) => relay.server.close(() => r()));

@@ -11,7 +11,17 @@ import type { PermissionRule } from "./permissions.js";
  * Shell commands denied on guarded work, as word prefixes. opencode splits a command line into its
  * commands (`a && git push` is checked as `a` and `git push`), and each is matched on its own.
  */
-export const DENIED_COMMANDS = ["git push", "git remote", "git reset --hard", "git reset * --hard", "gh", "npm publish", "pnpm publish", "yarn publish", "yarn npm publish"];
+export const DENIED_COMMANDS = [
+  "git push",
+  "git remote",
+  "git reset --hard",
+  "git reset * --hard",
+  "gh",
+  "npm publish",
+  "pnpm publish",
+  "yarn publish",
+  "yarn npm publish",
+];
 
 /** Tools denied outright: the network, questions nobody answers, mode switches that ask. */
 export const DENIED_TOOLS = ["webfetch", "websearch", "codesearch", "question", "plan_enter", "plan_exit", "doom_loop"];

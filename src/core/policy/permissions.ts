@@ -26,7 +26,8 @@ export function permissionRules(permissions: Permissions | undefined): Permissio
   if (permissions === undefined) return undefined;
   if (typeof permissions === "string") {
     const rules = PRESETS[permissions];
-    if (!rules) throw new UsageError(`Unknown permissions preset ${quoted(permissions)}. Use auto, readonly, agent, or a list of {permission, pattern, action} rules.`);
+    if (!rules)
+      throw new UsageError(`Unknown permissions preset ${quoted(permissions)}. Use auto, readonly, agent, or a list of {permission, pattern, action} rules.`);
     return rules;
   }
   if (!Array.isArray(permissions)) return rulesFromConfig(permissions);
@@ -44,7 +45,8 @@ const isAction = (value: unknown): value is Action => ACTIONS.includes(value);
 /** An opencode.json-style `permission` object as session rules, in key order (so the last match wins, as in opencode). */
 export function rulesFromConfig(config: unknown): PermissionRule[] {
   const example = '{"bash": {"git push*": "deny"}, "edit": "allow"}';
-  if (!config || typeof config !== "object" || Array.isArray(config)) throw new UsageError(`Permission rules must be an object like opencode.json's "permission", e.g. ${example}.`);
+  if (!config || typeof config !== "object" || Array.isArray(config))
+    throw new UsageError(`Permission rules must be an object like opencode.json's "permission", e.g. ${example}.`);
   const rules: PermissionRule[] = [];
   for (const [permission, value] of Object.entries(config)) {
     if (isAction(value)) {
@@ -55,7 +57,9 @@ export function rulesFromConfig(config: unknown): PermissionRule[] {
         rules.push({ permission, pattern, action });
       }
     } else {
-      throw new UsageError(`Permission rule ${quoted(permission)} is ${quoted(value)}: use "allow", "deny", "ask", or an object of pattern → action, e.g. ${example}.`);
+      throw new UsageError(
+        `Permission rule ${quoted(permission)} is ${quoted(value)}: use "allow", "deny", "ask", or an object of pattern → action, e.g. ${example}.`,
+      );
     }
   }
   return rules;

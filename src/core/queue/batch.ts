@@ -27,7 +27,9 @@ export async function runBatch(conn: QueueConnection, events: JobEvents, tasks: 
   if (!Array.isArray(tasks) || tasks.length === 0) throw new UsageError("`tasks` is empty: give at least one task.");
   if (tasks.length > MAX_BATCH) throw new UsageError(`A batch holds at most ${MAX_BATCH} tasks (got ${tasks.length}); split it.`);
   if (o.maxTokens !== undefined || o.maxCostUsd !== undefined) {
-    throw new UsageError("A budget over a whole batch is not kept across the fleet: give each task its own max_tokens / max_cost_usd (oc_delegate), or unset OPENCODE_CONDUCTOR_QUEUE.");
+    throw new UsageError(
+      "A budget over a whole batch is not kept across the fleet: give each task its own max_tokens / max_cost_usd (oc_delegate), or unset OPENCODE_CONDUCTOR_QUEUE.",
+    );
   }
   const specs = tasks.map((t) => toTaskSpec(t));
   const batchId = taskIdFor(o.requestId);
@@ -36,9 +38,13 @@ export async function runBatch(conn: QueueConnection, events: JobEvents, tasks: 
   const known = await conn.redis.set(conn.keys.batch(batchId), JSON.stringify({ n: tasks.length, createdAt: Date.now() }), "EX", conn.settings.ttlS, "NX");
   if (known === null) {
     const record = JSON.parse((await conn.redis.get(conn.keys.batch(batchId))) ?? "{}") as { n?: number };
-    if (record.n !== tasks.length) throw new UsageError(`request_id ${quoted(o.requestId ?? batchId)} named a batch of ${record.n} tasks; this call has ${tasks.length}: give it a new id.`);
+    if (record.n !== tasks.length)
+      throw new UsageError(`request_id ${quoted(o.requestId ?? batchId)} named a batch of ${record.n} tasks; this call has ${tasks.length}: give it a new id.`);
   }
-  await enqueue(conn, ids.map((taskId, i) => ({ taskId, spec: specs[i]! })));
+  await enqueue(
+    conn,
+    ids.map((taskId, i) => ({ taskId, spec: specs[i]! })),
+  );
   return waitBatch(conn, events, batchId, o);
 }
 
@@ -49,14 +55,24 @@ export async function batchSize(conn: QueueConnection, id: string): Promise<numb
   return raw ? (JSON.parse(raw) as { n: number }).n : undefined;
 }
 
-export async function waitBatch(conn: QueueConnection, events: JobEvents, batchId: string, o: Omit<QueueBatchOptions, "requestId"> = {}): Promise<BatchSummary> {
+export async function waitBatch(
+  conn: QueueConnection,
+  events: JobEvents,
+  batchId: string,
+  o: Omit<QueueBatchOptions, "requestId"> = {},
+): Promise<BatchSummary> {
   const n = await batchSize(conn, batchId);
   if (n === undefined) throw new UsageError(`No batch ${quoted(batchId)} on the queue (unknown, or finished more than ${conn.settings.ttlS} s ago).`);
   const ids = batchTaskIds(batchId, n);
   const results = await Promise.all(
     ids.map(async (id, index): Promise<ParallelResult> => {
       try {
-        const r = await waitTask(conn, events, id, { timeoutMs: o.timeoutMs, signal: o.signal, detail: o.detail, onProgress: o.onTaskProgress ? (p) => o.onTaskProgress!(index, p) : undefined });
+        const r = await waitTask(conn, events, id, {
+          timeoutMs: o.timeoutMs,
+          signal: o.signal,
+          detail: o.detail,
+          onProgress: o.onTaskProgress ? (p) => o.onTaskProgress!(index, p) : undefined,
+        });
         return { ...r, index };
       } catch (error) {
         const e = error instanceof Error ? error : new Error(String(error));

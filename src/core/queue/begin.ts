@@ -43,10 +43,27 @@ return {1, rows}
 
 export type Begin = { state: "cancelled" } | { state: "limited" } | { state: "started"; attempt: Attempt; earlier: Attempt[] };
 
-export async function beginAttempt(redis: Redis, keys: FleetKeys, o: { provider: string; taskId: string; worker: string; host: string; retentionS: number }): Promise<Begin> {
+export async function beginAttempt(
+  redis: Redis,
+  keys: FleetKeys,
+  o: { provider: string; taskId: string; worker: string; host: string; retentionS: number },
+): Promise<Begin> {
   const now = new Date().toISOString();
   const draft = { worker: o.worker, host: o.host, startedAt: now, outcome: "running" };
-  const [code, rows] = (await redis.eval(BEGIN, 4, keys.slots(o.provider), keys.limits, keys.cancel(o.taskId), keys.attempts(o.taskId), o.provider, o.taskId, String(SLOT_LEASE_MS), JSON.stringify(draft), now, String(o.retentionS))) as [number, string[]?];
+  const [code, rows] = (await redis.eval(
+    BEGIN,
+    4,
+    keys.slots(o.provider),
+    keys.limits,
+    keys.cancel(o.taskId),
+    keys.attempts(o.taskId),
+    o.provider,
+    o.taskId,
+    String(SLOT_LEASE_MS),
+    JSON.stringify(draft),
+    now,
+    String(o.retentionS),
+  )) as [number, string[]?];
   if (code === -1) return { state: "cancelled" };
   if (code === 0) return { state: "limited" };
   const all = (rows ?? []).map((r) => JSON.parse(r) as Attempt);

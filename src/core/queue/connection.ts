@@ -45,7 +45,11 @@ export class QueueConnection {
     this.ready ??= new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.ready = undefined;
-        reject(new UsageError(`The queue's Redis at ${redacted(this.settings.url)} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s: is it running, and is OPENCODE_CONDUCTOR_QUEUE right?`));
+        reject(
+          new UsageError(
+            `The queue's Redis at ${redacted(this.settings.url)} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s: is it running, and is OPENCODE_CONDUCTOR_QUEUE right?`,
+          ),
+        );
       }, CONNECT_TIMEOUT_MS);
       this.redis.ping().then(
         () => (clearTimeout(timer), resolve()),

@@ -47,6 +47,8 @@ export async function enqueue(conn: QueueConnection, tasks: TaskToQueue[]): Prom
   });
   for (const [name, list] of byQueue) {
     // A job id already present makes add a no-op: the first start stands (idempotent across the fleet).
-    await conn.queue(name).addBulk(list.map((t) => ({ name: "delegate", data: { ...t.spec, retentionS: conn.settings.ttlS }, opts: jobOptions(conn, t.taskId) })));
+    await conn
+      .queue(name)
+      .addBulk(list.map((t) => ({ name: "delegate", data: { ...t.spec, retentionS: conn.settings.ttlS }, opts: jobOptions(conn, t.taskId) })));
   }
 }

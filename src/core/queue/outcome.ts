@@ -52,7 +52,13 @@ export type QueuedSummary = DelegateResult & { task: TaskView };
 /** A task not finished yet: `running`, with the current attempt's session when it has one. */
 export function unfinished(view: TaskView, note: string): QueuedSummary {
   const current = view.attempts.at(-1);
-  return { sessionId: current?.sessionId ?? "", status: "running", answer: "", error: { name: view.state === "queued" ? "Queued" : "Running", message: note }, task: view };
+  return {
+    sessionId: current?.sessionId ?? "",
+    status: "running",
+    answer: "",
+    error: { name: view.state === "queued" ? "Queued" : "Running", message: note },
+    task: view,
+  };
 }
 
 /** A task that ended without a result from a worker (failed job, stalled too often, cancelled while queued). */

@@ -56,12 +56,17 @@ const FUNCTIONS = ["onProgress", "signal", "wait", "timeoutMs", "requestId", "re
 /** The job's data: plain JSON, checked here so a bad task fails at the caller, not on a worker. */
 export function toTaskSpec(o: QueuedDelegateOptions & { sessionId?: unknown; fork?: unknown }): TaskSpec {
   if (o.sessionId !== undefined || o.fork !== undefined) {
-    throw new UsageError("A queued task always starts a new session: continuing one (session_id/fork) runs where that session lives; unset OPENCODE_CONDUCTOR_QUEUE for it.");
+    throw new UsageError(
+      "A queued task always starts a new session: continuing one (session_id/fork) runs where that session lives; unset OPENCODE_CONDUCTOR_QUEUE for it.",
+    );
   }
   if (typeof o.task !== "string" || (!o.task.trim() && !o.command)) throw new UsageError("`task` is empty: say what the agent should do.");
-  if (o.directory !== undefined && o.repo !== undefined) throw new UsageError("Give `directory` or `repo`, not both: a repo task runs in a fresh worktree of the repository.");
-  if (o.directory !== undefined && !isAbsolute(o.directory)) throw new UsageError(`A queued task's directory must be absolute (workers run on other machines): ${quoted(o.directory)}.`);
-  if (o.repo !== undefined && (typeof o.repo.url !== "string" || !o.repo.url.trim())) throw new UsageError("`repo.url` is empty: give a git URL the workers can fetch.");
+  if (o.directory !== undefined && o.repo !== undefined)
+    throw new UsageError("Give `directory` or `repo`, not both: a repo task runs in a fresh worktree of the repository.");
+  if (o.directory !== undefined && !isAbsolute(o.directory))
+    throw new UsageError(`A queued task's directory must be absolute (workers run on other machines): ${quoted(o.directory)}.`);
+  if (o.repo !== undefined && (typeof o.repo.url !== "string" || !o.repo.url.trim()))
+    throw new UsageError("`repo.url` is empty: give a git URL the workers can fetch.");
   if (o.files?.some((f) => !isAbsolute(f))) throw new UsageError("A queued task's files must be absolute paths on the worker's machine.");
   const spec: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(o)) {

@@ -38,7 +38,13 @@ export async function queueStatus(conn: QueueConnection): Promise<QueueStatus> {
   const counts: QueueCounts = { waiting: 0, active: 0, completed: 0, failed: 0, delayed: 0 };
   for (const name of names) {
     const c = await conn.queue(name).getJobCounts("waiting", "active", "completed", "failed", "delayed", "prioritized");
-    const row = { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0, delayed: c.delayed ?? 0 };
+    const row = {
+      waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
+      active: c.active ?? 0,
+      completed: c.completed ?? 0,
+      failed: c.failed ?? 0,
+      delayed: c.delayed ?? 0,
+    };
     queues[name] = row;
     for (const k of Object.keys(counts) as Array<keyof QueueCounts>) counts[k] += row[k];
   }

@@ -9,7 +9,16 @@ import { ended, unfinished, type QueuedSummary, type TaskOutcome, type TaskView 
 /** A finished job's answer as the caller sees it. */
 export function fromOutcome(queueName: string, out: TaskOutcome, times: Pick<TaskView, "enqueuedAt" | "startedAt" | "finishedAt">): QueuedSummary {
   const state = out.summary.error?.name === "Cancelled" ? "cancelled" : "finished";
-  const view: TaskView = { id: out.taskId, queue: queueName, ...times, state, attempts: out.attempts, worker: out.worker, host: out.host, ...(out.repo ? { repo: out.repo } : {}) };
+  const view: TaskView = {
+    id: out.taskId,
+    queue: queueName,
+    ...times,
+    state,
+    attempts: out.attempts,
+    worker: out.worker,
+    host: out.host,
+    ...(out.repo ? { repo: out.repo } : {}),
+  };
   return { ...out.summary, task: view };
 }
 
@@ -17,7 +26,10 @@ export function fromOutcome(queueName: string, out: TaskOutcome, times: Pick<Tas
 export async function homeOf(conn: QueueConnection, taskId: string): Promise<string> {
   await conn.reachable();
   const home = await conn.redis.get(conn.keys.home(checkTaskId(taskId)));
-  if (!home) throw new UsageError(`No task ${quoted(taskId)} on the queue (unknown, or finished more than ${conn.settings.ttlS} s ago; retention: OPENCODE_CONDUCTOR_QUEUE_TTL_S).`);
+  if (!home)
+    throw new UsageError(
+      `No task ${quoted(taskId)} on the queue (unknown, or finished more than ${conn.settings.ttlS} s ago; retention: OPENCODE_CONDUCTOR_QUEUE_TTL_S).`,
+    );
   return home;
 }
 
@@ -29,7 +41,13 @@ export async function readTask(conn: QueueConnection, taskId: string): Promise<Q
   const attempts = await conn.attempts.list(taskId);
   const base = { id: taskId, queue: queueName, attempts };
   if (final) return { ...(JSON.parse(final) as QueuedSummary), task: { ...base, state: "cancelled" } };
-  if (!job) return ended({ ...base, state: "failed" }, "lost", "TaskGone", "The task's job is gone from Redis (removed by hand, or its retention passed): its result cannot be read.");
+  if (!job)
+    return ended(
+      { ...base, state: "failed" },
+      "lost",
+      "TaskGone",
+      "The task's job is gone from Redis (removed by hand, or its retention passed): its result cannot be read.",
+    );
   const state = await job.getState();
   const times = { enqueuedAt: job.timestamp, startedAt: job.processedOn ?? undefined, finishedAt: job.finishedOn ?? undefined };
   if (state === "completed") return fromOutcome(queueName, job.returnvalue, times);
@@ -37,9 +55,20 @@ export async function readTask(conn: QueueConnection, taskId: string): Promise<Q
     const view: TaskView = { ...base, ...times, state: "failed" };
     const reason = job.failedReason ?? "unknown";
     // BullMQ fails a job that stalled more often than allowed: every worker that took it was lost.
-    if (/stalled/i.test(reason)) return ended(view, "lost", "WorkersLost", `Every worker that took this task stopped answering (${reason}); its sessions (attempts) may hold partial work.`);
+    if (/stalled/i.test(reason))
+      return ended(
+        view,
+        "lost",
+        "WorkersLost",
+        `Every worker that took this task stopped answering (${reason}); its sessions (attempts) may hold partial work.`,
+      );
     return ended(view, "error", "WorkerError", `The worker failed the task: ${reason}`);
   }
   const view: TaskView = { ...base, ...times, state: state === "active" ? "running" : "queued" };
-  return unfinished(view, state === "active" ? `Running on ${attempts.at(-1)?.worker ?? "a worker"}: oc_wait ${taskId}.` : `Queued (${state}) until a worker is free: oc_wait ${taskId}.`);
+  return unfinished(
+    view,
+    state === "active"
+      ? `Running on ${attempts.at(-1)?.worker ?? "a worker"}: oc_wait ${taskId}.`
+      : `Queued (${state}) until a worker is free: oc_wait ${taskId}.`,
+  );
 }

@@ -159,7 +159,13 @@ export class FleetWorker {
     await this.slot();
     const provider = providerOf(spec, this.o.conductor.settings.defaultModel);
     try {
-      const begun = await beginAttempt(this.redis, this.keys, { provider, taskId, worker: this.id, host: this.host, retentionS: spec.retentionS ?? this.settings.ttlS });
+      const begun = await beginAttempt(this.redis, this.keys, {
+        provider,
+        taskId,
+        worker: this.id,
+        host: this.host,
+        retentionS: spec.retentionS ?? this.settings.ttlS,
+      });
       if (begun.state === "cancelled") return await this.cancelledBeforeStart(taskId);
       if (begun.state === "limited") {
         // At the fleet's limit for this provider: back to the queue for a moment (not an attempt).
@@ -175,7 +181,12 @@ export class FleetWorker {
   }
 
   private async cancelledBeforeStart(taskId: string): Promise<TaskOutcome> {
-    const summary: DelegateResult = { sessionId: "", status: "error", answer: "", error: { name: "Cancelled", message: "Cancelled before a worker started it." } };
+    const summary: DelegateResult = {
+      sessionId: "",
+      status: "error",
+      answer: "",
+      error: { name: "Cancelled", message: "Cancelled before a worker started it." },
+    };
     return { taskId, summary, attempts: await this.attempts.list(taskId), worker: this.id, host: this.host, summaryAt: Date.now() };
   }
 

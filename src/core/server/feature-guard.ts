@@ -34,7 +34,11 @@ export interface BehaviourLimit {
 export const BEHAVIOUR_LIMITS: readonly BehaviourLimit[] = [
   // Seen on 1.1.65 and 1.3.2: the turn's user message keeps `summary.diffs: []` and session.diff
   // answers [] (with or without messageID) after the turn wrote a file.
-  { operationId: "session.diff", since: "1.14.48", problem: "opencode records no per-turn diff there, so it would answer no files changed even after a turn wrote files" },
+  {
+    operationId: "session.diff",
+    since: "1.14.48",
+    problem: "opencode records no per-turn diff there, so it would answer no files changed even after a turn wrote files",
+  },
   // Seen on 1.3.2: session.revert answers with `revert` set, and the file the turn wrote stays.
   { operationId: "session.revert", since: "1.14.48", problem: "opencode marks the messages reverted there but leaves the files the turn wrote as they are" },
 ];
@@ -48,11 +52,21 @@ export function unsupported(spec: ServerSpec, op: { id: string; method: string; 
     const first = firstTestedWith(op.id);
     const since = first && first !== "none" ? first : undefined;
     const where = since ? `The oldest tested opencode release that has it is ${since}.` : first === "none" ? "No tested opencode release has it." : "";
-    return new UnsupportedOperationError(`opencode ${spec.version} has no operation ${route}, so nothing was sent. ${where} ${upgrade}`.replace(/\s+/g, " "), op, spec.version, since);
+    return new UnsupportedOperationError(
+      `opencode ${spec.version} has no operation ${route}, so nothing was sent. ${where} ${upgrade}`.replace(/\s+/g, " "),
+      op,
+      spec.version,
+      since,
+    );
   }
   const limit = BEHAVIOUR_LIMITS.find((l) => l.operationId === op.id && /^\d+\.\d+\.\d+/.test(spec.version) && compareVersions(spec.version, l.since) < 0);
   if (limit) {
-    return new UnsupportedOperationError(`${route} does not work on opencode ${spec.version}: ${limit.problem} (compatibility matrix). It works from opencode ${limit.since}. ${upgrade}`, op, spec.version, limit.since);
+    return new UnsupportedOperationError(
+      `${route} does not work on opencode ${spec.version}: ${limit.problem} (compatibility matrix). It works from opencode ${limit.since}. ${upgrade}`,
+      op,
+      spec.version,
+      limit.since,
+    );
   }
   return undefined;
 }

@@ -3,10 +3,10 @@
 import type { Schemas } from "../../client/types.js";
 import type { CoreContext } from "../context.js";
 import type { EngineSession } from "../engine/engine.js";
-import { modelRefusal,resolveModelRef } from "../catalog/models.js";
+import { modelRefusal, resolveModelRef } from "../catalog/models.js";
 import { type DirectoryOption } from "../context.js";
 import { UsageError } from "../errors.js";
-import { formatModel,type ModelRef } from "../catalog/model-resolve.js";
+import { formatModel, type ModelRef } from "../catalog/model-resolve.js";
 import { errorOf } from "../turns/summary.js";
 import type { SessionMessage } from "../turns/session-message.js";
 import { TurnWatch } from "../turns/watch.js";
@@ -46,7 +46,11 @@ export async function abortSession(ctx: CoreContext, id: string, options: Direct
 }
 
 /** Deletes a session, aborting its turn first: deleting a busy session leaves its loop running (docs/opencode-behaviour.md §6). */
-export async function deleteSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ sessionId: string; deleted: boolean; aborted: boolean }> {
+export async function deleteSession(
+  ctx: CoreContext,
+  id: string,
+  options: DirectoryOption = {},
+): Promise<{ sessionId: string; deleted: boolean; aborted: boolean }> {
   const s = await engineIn(ctx, options.directory).getSession(checkId(id, "ses", "sessionId"));
   const engine = ctx.engine.withDirectory(s.directory);
   const status = await runState(ctx, s);
@@ -78,7 +82,10 @@ function revertState(s: EngineSession): RevertState {
  * stay listed until the next prompt, which drops them; `unrevertSession` undoes this before that.
  */
 export async function revertSession(ctx: CoreContext, id: string, options: DirectoryOption & { messageId: string; partId?: string }): Promise<RevertState> {
-  const to = { messageId: checkId(options.messageId, "msg", "messageId"), ...(options.partId !== undefined ? { partId: checkId(options.partId, "prt", "partId") } : {}) };
+  const to = {
+    messageId: checkId(options.messageId, "msg", "messageId"),
+    ...(options.partId !== undefined ? { partId: checkId(options.partId, "prt", "partId") } : {}),
+  };
   return revertState(await engineIn(ctx, options.directory).revert(checkId(id, "ses", "sessionId"), to));
 }
 
@@ -99,14 +106,24 @@ export interface CompactOptions extends DirectoryOption {
  * Replaces the session's history by a summary written by a model (1.x `session.summarize`,
  * synchronous; 2.x compacts with the session's own model, as an execution the call waits for).
  */
-export async function compactSession(ctx: CoreContext, id: string, options: CompactOptions = {}): Promise<{ sessionId: string; model?: string; compacted: boolean }> {
+export async function compactSession(
+  ctx: CoreContext,
+  id: string,
+  options: CompactOptions = {},
+): Promise<{ sessionId: string; model?: string; compacted: boolean }> {
   const sessionID = checkId(id, "ses", "sessionId");
   const engine = engineIn(ctx, options.directory);
   const capabilities = await engine.capabilities();
   if (!capabilities.compactNeedsModel && options.model !== undefined) {
-    throw new UsageError("This opencode compacts with the session's own model: leave `model` out (or switch the session's model first with oc_session set_model).");
+    throw new UsageError(
+      "This opencode compacts with the session's own model: leave `model` out (or switch the session's model first with oc_session set_model).",
+    );
   }
-  const ref = !capabilities.compactNeedsModel ? undefined : options.model !== undefined ? await resolveModelRef(ctx, options.model, options) : await sessionModel(ctx, sessionID, options.directory);
+  const ref = !capabilities.compactNeedsModel
+    ? undefined
+    : options.model !== undefined
+      ? await resolveModelRef(ctx, options.model, options)
+      : await sessionModel(ctx, sessionID, options.directory);
   const compacted = await engine.compact(sessionID, { ...(ref ? { model: ref } : {}), timeoutMs: options.timeoutMs ?? SYNC_TIMEOUT_MS });
   return { sessionId: sessionID, ...(ref ? { model: formatModel({ providerID: ref.providerID, modelID: ref.modelID }) } : {}), compacted };
 }
@@ -135,11 +152,20 @@ export interface ShellOptions extends DirectoryOption {
 }
 
 /** Runs a shell command inside the session (recorded in its history) and returns what it printed. */
-export async function shellInSession(ctx: CoreContext, id: string, options: ShellOptions): Promise<{ sessionId: string; messageId: string; output: string; error?: string }> {
+export async function shellInSession(
+  ctx: CoreContext,
+  id: string,
+  options: ShellOptions,
+): Promise<{ sessionId: string; messageId: string; output: string; error?: string }> {
   const sessionID = checkId(id, "ses", "sessionId");
   if (!options.command?.trim()) throw new UsageError("The shell command is empty. Give a command such as `ls -la`.");
   const ref = options.model !== undefined ? await resolveModelRef(ctx, options.model, options) : undefined;
-  const result = await engineIn(ctx, options.directory).shell(sessionID, { command: options.command, agent: options.agent ?? "build", ...(ref ? { model: ref } : {}), timeoutMs: options.timeoutMs ?? SYNC_TIMEOUT_MS });
+  const result = await engineIn(ctx, options.directory).shell(sessionID, {
+    command: options.command,
+    agent: options.agent ?? "build",
+    ...(ref ? { model: ref } : {}),
+    timeoutMs: options.timeoutMs ?? SYNC_TIMEOUT_MS,
+  });
   const outputs: string[] = [];
   const errors: string[] = [];
   for (const part of result.parts) {
@@ -152,7 +178,11 @@ export async function shellInSession(ctx: CoreContext, id: string, options: Shel
 }
 
 /** The session record and every message with all parts, as opencode stores them. */
-export async function exportSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ session: EngineSession; messages: SessionMessage[] }> {
+export async function exportSession(
+  ctx: CoreContext,
+  id: string,
+  options: DirectoryOption = {},
+): Promise<{ session: EngineSession; messages: SessionMessage[] }> {
   const sessionID = checkId(id, "ses", "sessionId");
   const engine = engineIn(ctx, options.directory);
   const [session, messages] = await Promise.all([engine.getSession(sessionID), engine.messages(sessionID)]);

@@ -1,7 +1,21 @@
 // The session actions as a library caller reaches them: `conductor.sessions.info(id)` and so on,
 // each bound to the conductor (the free functions in this folder are the internals).
 import type { CoreContext, DirectoryOption } from "../context.js";
-import { archiveSession, abortSession, compactSession, deleteSession, exportSession, forkSession, renameSession, revertSession, sessionTodo, shellInSession, unrevertSession, type CompactOptions, type ShellOptions } from "./actions.js";
+import {
+  archiveSession,
+  abortSession,
+  compactSession,
+  deleteSession,
+  exportSession,
+  forkSession,
+  renameSession,
+  revertSession,
+  sessionTodo,
+  shellInSession,
+  unrevertSession,
+  type CompactOptions,
+  type ShellOptions,
+} from "./actions.js";
 import { setSessionAgent, setSessionModel } from "./defaults.js";
 import { sessionDiff } from "./diff.js";
 import { sessionInfo } from "./info.js";

@@ -23,7 +23,8 @@ export async function sessionDiff(ctx: CoreContext, id: string, options: Directo
   // Listening first: the per-turn diff is written a moment after the turn goes idle (docs/opencode-behaviour.md §1, "after idle").
   const summarized = await summaryOf(ctx, sessionID);
   try {
-    const messageID = options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : (await lastUserMessage(ctx, sessionID, options.directory))?.info.id;
+    const messageID =
+      options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : (await lastUserMessage(ctx, sessionID, options.directory))?.info.id;
     if (!messageID) return { sessionId: sessionID, files: [] };
     const read = () => engineIn(ctx, options.directory).turnDiff(sessionID, messageID);
     let diff = await read();
@@ -70,13 +71,29 @@ async function summaryPending(ctx: CoreContext, sessionID: string, messageID: st
   const user = messages.find((m) => m.info.id === messageID);
   if (!user || user.info.role !== "user" || user.info.summary) return false;
   const EDITS = new Set(["write", "edit", "patch", "apply_patch", "multiedit"]);
-  return messages.some((m) => m.info.role === "assistant" && m.info.parentID === messageID && m.parts.some((p) => p.type === "tool" && EDITS.has(p.tool) && p.state.status === "completed"));
+  return messages.some(
+    (m) =>
+      m.info.role === "assistant" &&
+      m.info.parentID === messageID &&
+      m.parts.some((p) => p.type === "tool" && EDITS.has(p.tool) && p.state.status === "completed"),
+  );
 }
 
 function diffOf(sessionID: string, messageID: string, diff: Schemas["SnapshotFileDiff"][]): SessionDiff {
   return {
     sessionId: sessionID,
     messageId: messageID,
-    files: diff.flatMap((d) => (d.file ? [{ file: d.file, ...(d.status ? { status: d.status } : {}), ...(d.additions !== undefined ? { additions: d.additions, deletions: d.deletions } : {}), ...(d.patch ? { patch: d.patch } : {}) }] : [])),
+    files: diff.flatMap((d) =>
+      d.file
+        ? [
+            {
+              file: d.file,
+              ...(d.status ? { status: d.status } : {}),
+              ...(d.additions !== undefined ? { additions: d.additions, deletions: d.deletions } : {}),
+              ...(d.patch ? { patch: d.patch } : {}),
+            },
+          ]
+        : [],
+    ),
   };
 }

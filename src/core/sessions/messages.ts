@@ -29,7 +29,11 @@ export interface MessagesPage {
 const MAX_TEXT = 4_000;
 
 /** The newest `limit` (default 20) messages, or those before the `before` cursor of an earlier page. */
-export async function sessionMessages(ctx: CoreContext, id: string, options: DirectoryOption & { limit?: number; before?: string } = {}): Promise<MessagesPage> {
+export async function sessionMessages(
+  ctx: CoreContext,
+  id: string,
+  options: DirectoryOption & { limit?: number; before?: string } = {},
+): Promise<MessagesPage> {
   const limit = options.limit ?? 20;
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`limit must be a positive integer, got ${limit}.`);
   const page = await messagesPage(ctx, checkId(id, "ses", "sessionId"), { ...options, limit });
@@ -37,7 +41,11 @@ export async function sessionMessages(ctx: CoreContext, id: string, options: Dir
 }
 
 /** One page of the session's messages, oldest first (the engine keeps the paging cursor opaque). */
-function messagesPage(ctx: CoreContext, sessionID: string, options: DirectoryOption & { limit: number; before?: string }): Promise<{ messages: SessionMessage[]; nextBefore?: string }> {
+function messagesPage(
+  ctx: CoreContext,
+  sessionID: string,
+  options: DirectoryOption & { limit: number; before?: string },
+): Promise<{ messages: SessionMessage[]; nextBefore?: string }> {
   return engineIn(ctx, options.directory).messagesPage(sessionID, { limit: options.limit, ...(options.before ? { before: options.before } : {}) });
 }
 

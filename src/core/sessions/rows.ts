@@ -35,7 +35,8 @@ export function sessionRow(s: EngineSession): SessionRow {
 }
 
 /** The engine bound to `directory` when one is given (the session's own, when it is not the context's). */
-export const engineIn = (ctx: CoreContext, directory: string | undefined): Engine => (directory === undefined ? ctx.engine : ctx.engine.withDirectory(directory));
+export const engineIn = (ctx: CoreContext, directory: string | undefined): Engine =>
+  directory === undefined ? ctx.engine : ctx.engine.withDirectory(directory);
 
 // ---------------------------------------------------------------------------------------------
 // Listing

@@ -6,5 +6,7 @@ import { checkId } from "../inputs/ids.js";
 export async function sessionScope(ctx: CoreContext, sessionId: string): Promise<CoreContext> {
   checkId(sessionId, "ses", "session id");
   const session = await ctx.engine.getSession(sessionId);
-  return session.directory === ctx.engine.directory ? ctx : { ...ctx, engine: ctx.engine.withDirectory(session.directory), client: ctx.client.withDirectory(session.directory) };
+  return session.directory === ctx.engine.directory
+    ? ctx
+    : { ...ctx, engine: ctx.engine.withDirectory(session.directory), client: ctx.client.withDirectory(session.directory) };
 }

@@ -58,7 +58,8 @@ export function fallbackReason(e: RecordedError | undefined): string | undefined
   if (e.name === "ProviderAuthError") return `${e.name}: ${e.message}`;
   if (e.name === "UnknownError" && /model not found/i.test(e.message)) return `${e.name}: ${e.message}`;
   // opencode 2.x names the provider's failures `provider.*` (invalid-request for a 400, rate-limit, internal, …).
-  if (e.name.startsWith("provider.") && !/context|length|content|output/i.test(e.name)) return `${e.name}${e.statusCode !== undefined ? ` ${e.statusCode}` : ""}: ${e.message}`;
+  if (e.name.startsWith("provider.") && !/context|length|content|output/i.test(e.name))
+    return `${e.name}${e.statusCode !== undefined ? ` ${e.statusCode}` : ""}: ${e.message}`;
   return undefined;
 }
 
@@ -300,7 +301,13 @@ class Watchdog {
     } catch {
       // a failing listener must not stop the task
     }
-    old.onProgress?.({ kind: "fallback", from: record.from, to: record.to, reason: record.reason, message: `model ${record.from} failed (${record.reason}); switching to ${record.to}` });
+    old.onProgress?.({
+      kind: "fallback",
+      from: record.from,
+      to: record.to,
+      reason: record.reason,
+      message: `model ${record.from} failed (${record.reason}); switching to ${record.to}`,
+    });
     try {
       if (resend) await this.plan.resend(next, watch);
       else await this.promptContinue(next);

@@ -152,7 +152,8 @@ export class TurnMachine {
       return (this.final = { status, ...(error && status !== "done" ? { error } : {}) });
     }
     // The loop moved on to a later user message: our turn is over even though it never idled.
-    const movedOn = !this.options.statedOutcomes && user !== undefined && list.some((m) => m.role === "assistant" && m.parentId !== undefined && m.parentId > user.id);
+    const movedOn =
+      !this.options.statedOutcomes && user !== undefined && list.some((m) => m.role === "assistant" && m.parentId !== undefined && m.parentId > user.id);
     if (this.activity !== "idle" && !movedOn) return undefined;
     if (!last) {
       // Idle with no reply: an error that left no assistant message (an unknown model) ends it;

@@ -10,7 +10,6 @@ import { FILE_TOOLS, filePathOf } from "./files.js";
 
 export { FILE_TOOLS, filePathOf };
 
-
 /**
  * `done`, `error`, `interrupted` and `lost` say what opencode recorded (turns/record.ts);
  * `checks_failed` and `budget_exceeded` come from the gate loop and budgets (delegate).
@@ -129,7 +128,8 @@ export function errorOf(error: AnyError | undefined): TurnError | undefined {
 export function recordedVerdict(messages: SessionMessage[]): TurnVerdict | undefined {
   const { user, replies } = lastTurn(messages);
   const last = replies.at(-1);
-  if (!last) return user ? { status: "lost", error: { name: "TurnLost", message: "opencode is idle and recorded no reply to the last message." } } : { status: "done" };
+  if (!last)
+    return user ? { status: "lost", error: { name: "TurnLost", message: "opencode is idle and recorded no reply to the last message." } } : { status: "done" };
   const record = recordedMessage(last);
   return isTerminal(record) ? outcomeOf(record, undefined) : undefined;
 }
@@ -139,14 +139,19 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   const last = replies.at(-1);
   const lastInfo = last?.info.role === "assistant" ? last.info : undefined;
   // The last words of the turn; an empty final step (an error, an abort) leaves the earlier text.
-  const answer = replies.map((m) => textOf(m.parts)).filter(Boolean).at(-1) ?? "";
+  const answer =
+    replies
+      .map((m) => textOf(m.parts))
+      .filter(Boolean)
+      .at(-1) ?? "";
 
   let status: TurnStatus;
   let error: TurnError | undefined;
   if (input.outcome === "blocked") status = "blocked";
   else if (input.outcome !== "idle") status = "running";
   else {
-    const verdict = input.verdict ?? recordedVerdict(input.messages) ?? { status: "lost", error: { name: "TurnLost", message: "opencode recorded no end of this turn." } };
+    const verdict = input.verdict ??
+      recordedVerdict(input.messages) ?? { status: "lost", error: { name: "TurnLost", message: "opencode recorded no end of this turn." } };
     status = verdict.status;
     error = verdict.error;
   }
@@ -172,7 +177,6 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   return summary;
 }
 
-
 function textOf(parts: Schemas["Part"][]): string {
   return parts
     .flatMap((p) => (p.type === "text" && !p.synthetic && !p.ignored ? [p.text] : []))
@@ -197,7 +201,15 @@ function filesChanged(replies: SessionMessage[], edited: Iterable<string> | unde
   if (diff && diff.length > 0) {
     // Diff paths are relative to the worktree root.
     return diff.flatMap((d) =>
-      d.file ? [{ path: show(where ? resolve(where.root, d.file) : d.file), ...(d.status ? { status: d.status } : {}), ...(d.additions !== undefined ? { additions: d.additions, deletions: d.deletions } : {}) }] : [],
+      d.file
+        ? [
+            {
+              path: show(where ? resolve(where.root, d.file) : d.file),
+              ...(d.status ? { status: d.status } : {}),
+              ...(d.additions !== undefined ? { additions: d.additions, deletions: d.deletions } : {}),
+            },
+          ]
+        : [],
     );
   }
   const paths = new Set<string>(edited ?? []);
@@ -234,7 +246,10 @@ function transcriptEntry(m: SessionMessage): TranscriptEntry {
   const entry: TranscriptEntry = { role: m.info.role };
   const text = textOf(m.parts);
   if (text) entry.text = text;
-  const reasoning = m.parts.flatMap((p) => (p.type === "reasoning" ? [p.text] : [])).join("\n").trim();
+  const reasoning = m.parts
+    .flatMap((p) => (p.type === "reasoning" ? [p.text] : []))
+    .join("\n")
+    .trim();
   if (reasoning) entry.reasoning = reasoning;
   const tools = m.parts.flatMap((p) => {
     if (p.type !== "tool") return [];

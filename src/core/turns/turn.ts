@@ -4,10 +4,10 @@
 // watch, so a later wait() picks up where it was (the files it saw, the requests that block it).
 import type { BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "../context.js";
-import { switchingAttempt,waitTurn,withFallbacks } from "./fallback.js";
-import { recordedVerdict,summarizeTurn,type Detail,type FileDiff,type TurnSummary } from "./summary.js";
-import { keep,runningWatch } from "./kept-watches.js";
-import { TurnWatch,type TurnProgress,type WaitOutcome } from "./watch.js";
+import { switchingAttempt, waitTurn, withFallbacks } from "./fallback.js";
+import { recordedVerdict, summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
+import { keep, runningWatch } from "./kept-watches.js";
+import { TurnWatch, type TurnProgress, type WaitOutcome } from "./watch.js";
 
 export interface WaitOptions {
   /** Stop waiting after this long and answer `running`; the turn goes on. Default: no limit. */
@@ -29,7 +29,12 @@ export interface RunTurnOptions extends WaitOptions {
 }
 
 /** Subscribes, runs `send` (which prompts the session), and waits for the turn it starts. */
-export async function runTurn(ctx: CoreContext, sessionId: string, send: (watch: TurnWatch) => Promise<void>, options: RunTurnOptions = {}): Promise<TurnSummary> {
+export async function runTurn(
+  ctx: CoreContext,
+  sessionId: string,
+  send: (watch: TurnWatch) => Promise<void>,
+  options: RunTurnOptions = {},
+): Promise<TurnSummary> {
   const [after, watch] = await Promise.all([
     options.fresh ? undefined : ctx.engine.newestMessageId(sessionId),
     TurnWatch.start(ctx.engine, ctx.hub, sessionId, { onProgress: options.onProgress }),
@@ -61,7 +66,12 @@ export async function waitForSession(ctx: CoreContext, sessionId: string, option
  * Runs the wait, then keeps the watch if the turn goes on, or closes it. `at.watch` may move on to
  * a later attempt's watch when the fallback watchdog switches models (turns/fallback.ts).
  */
-async function follow(ctx: CoreContext, watch: TurnWatch, options: RunTurnOptions, waitFor: (at: { watch: TurnWatch }) => Promise<WaitOutcome>): Promise<TurnSummary> {
+async function follow(
+  ctx: CoreContext,
+  watch: TurnWatch,
+  options: RunTurnOptions,
+  waitFor: (at: { watch: TurnWatch }) => Promise<WaitOutcome>,
+): Promise<TurnSummary> {
   const at = { watch };
   let keepIt = false;
   try {
@@ -92,7 +102,11 @@ export async function summarizeSession(ctx: CoreContext, sessionId: string, o: S
     // after its first idle; a turn cut off by a restart never gets one): the machine decides.
     return waitForSession(ctx, sessionId, { detail: o.detail });
   }
-  const pending = over ? [] : o.watch && o.watch.pending.size > 0 ? [...o.watch.pending.values()] : await ctx.engine.listPending(o.watch?.sessions ?? [sessionId]);
+  const pending = over
+    ? []
+    : o.watch && o.watch.pending.size > 0
+      ? [...o.watch.pending.values()]
+      : await ctx.engine.listPending(o.watch?.sessions ?? [sessionId]);
   const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, verdict, detail: o.detail };
   const summary = withFallbacks(ctx, summarizeTurn(input), messages);
   if (!over || summary.status === "lost" || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;

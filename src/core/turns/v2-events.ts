@@ -124,7 +124,10 @@ export class V2TurnEvents {
       case "session.execution.succeeded":
       case "session.execution.failed":
       case "session.execution.interrupted":
-        return [{ type: "outcome", outcome: OUTCOMES[event.type], ...this.outcomeError(event) }, { type: "status", status: "idle" }];
+        return [
+          { type: "outcome", outcome: OUTCOMES[event.type], ...this.outcomeError(event) },
+          { type: "status", status: "idle" },
+        ];
       // In the spec, not seen on the pre-release's stream: kept for servers that send them.
       case "session.idle":
         return [{ type: "status", status: "idle" }];

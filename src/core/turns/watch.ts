@@ -265,7 +265,10 @@ export class TurnWatch {
     if (this.settled || activity !== "idle" || this.evidenceReads < 2) return;
     clearTimeout(this.evidenceTimer);
     this.evidenceTimer = undefined;
-    const verdict = this.machine.giveUp({ name: "TurnLost", message: "opencode is idle but recorded no end of this turn (it may have restarted under it, or dropped a queued message)." });
+    const verdict = this.machine.giveUp({
+      name: "TurnLost",
+      message: "opencode is idle but recorded no end of this turn (it may have restarted under it, or dropped a queued message).",
+    });
     this.end(messages, verdict);
   }
 
@@ -372,7 +375,13 @@ export class TurnWatch {
         this.sawBusy = true;
         this.retry = { attempt: s.attempt, message: s.message, next: s.next };
         const inS = Math.max(0, Math.round((s.next - Date.now()) / 1000));
-        this.progress({ kind: "retry", attempt: s.attempt, nextAt: s.next, reason: s.message, message: `model error, retry ${s.attempt} in ${inS}s: ${s.message}` });
+        this.progress({
+          kind: "retry",
+          attempt: s.attempt,
+          nextAt: s.next,
+          reason: s.message,
+          message: `model error, retry ${s.attempt} in ${inS}s: ${s.message}`,
+        });
         this.options.onRetry?.(this.retry);
         this.notify();
         return;

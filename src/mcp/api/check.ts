@@ -150,7 +150,10 @@ function explainUnion(u: ErrorObject, base: string, c: Checker): string[] {
     if (tag && fits.length > 1) {
       const value = u.data[tag];
       const hit = fits.find((m) => tagOf(m.schema, tag) === value);
-      if (!hit) return [`${pathText(c.part, `${base}${u.instancePath}/${tag}`)}: must be one of ${fits.map((m) => JSON.stringify(tagOf(m.schema, tag))).join(", ")} (${got(value)})`];
+      if (!hit)
+        return [
+          `${pathText(c.part, `${base}${u.instancePath}/${tag}`)}: must be one of ${fits.map((m) => JSON.stringify(tagOf(m.schema, tag))).join(", ")} (${got(value)})`,
+        ];
       fits = [hit];
     }
   }

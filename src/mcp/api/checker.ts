@@ -23,7 +23,10 @@ function spawnWorker(): Worker {
   // does not get its loader from execArgv (tsx 4.23: "Unknown file extension .ts").
   const w = existsSync(fileURLToPath(built))
     ? new Worker(built)
-    : new Worker(`import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); });`, { eval: true });
+    : new Worker(
+        `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); });`,
+        { eval: true },
+      );
   w.unref();
   w.on("message", (m: { seq: number; checked?: Checked; error?: string }) => {
     const p = pending.get(m.seq);
@@ -49,7 +52,12 @@ function spawnWorker(): Worker {
 export function checkOffThread(op: CheckedOperation, input: CheckRequest["input"], key: string): Promise<Checked> {
   worker ??= spawnWorker();
   const w = worker;
-  const request: CheckRequest = { seq: ++seq, key, op: { id: op.id, pathParams: op.pathParams, query: op.query, body: op.body, bodyRequired: op.bodyRequired }, input };
+  const request: CheckRequest = {
+    seq: ++seq,
+    key,
+    op: { id: op.id, pathParams: op.pathParams, query: op.query, body: op.body, bodyRequired: op.bodyRequired },
+    input,
+  };
   return new Promise<Checked>((resolve, reject) => {
     const timer = setTimeout(() => {
       pending.delete(request.seq);

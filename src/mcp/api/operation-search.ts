@@ -1,10 +1,9 @@
 // Finding opencode's HTTP operations for oc_api and oc_api_ops: an id or "METHOD /path" to an
 // operation, close matches for a wrong name, and a search, so both tools name operations the same
 // way. Every text input is bounded first: a long one would otherwise keep the event loop busy for seconds.
-import { quoted,UsageError } from "../../core/errors.js";
+import { quoted, UsageError } from "../../core/errors.js";
 import { unsupported } from "../../core/server/feature-guard.js";
-import { PINNED_CATALOG,type ApiCatalog,type ApiHead } from "./catalog.js";
-
+import { PINNED_CATALOG, type ApiCatalog, type ApiHead } from "./catalog.js";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
@@ -18,7 +17,9 @@ export const MAX_REF = 300;
 
 /** A clear error for a text argument that is too long, quoting only its start. */
 export function tooLong(field: string, value: string, max: number, hint: string): UsageError {
-  return new UsageError(`\`${field}\` is ${value.length} characters; at most ${max} are accepted. ${hint} It began: ${JSON.stringify(value.slice(0, 80))}${value.length > 80 ? "…" : ""}`);
+  return new UsageError(
+    `\`${field}\` is ${value.length} characters; at most ${max} are accepted. ${hint} It began: ${JSON.stringify(value.slice(0, 80))}${value.length > 80 ? "…" : ""}`,
+  );
 }
 
 /** The operation's summary on one line of at most 100 characters. */
@@ -26,7 +27,6 @@ export function oneLine(op: Pick<ApiHead, "summary" | "description">): string {
   const text = (op.summary || op.description.split(/(?<=\.)\s/)[0] || "").replace(/\s+/g, " ").trim();
   return text.length > 100 ? `${text.slice(0, 99)}…` : text;
 }
-
 
 export interface ResolvedOperation {
   op: ApiHead;
@@ -187,4 +187,3 @@ export function groupOf(op: ApiHead): string {
   const parts = op.id.split(".");
   return parts[0] === "v2" && parts.length > 2 ? `v2.${parts[1]}` : parts[0]!;
 }
-

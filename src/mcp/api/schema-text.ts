@@ -1,8 +1,6 @@
 // Rendering JSON Schemas compactly, for answers and validation errors of oc_api and oc_api_ops.
 import type { JsonSchema } from "../../../generated/operations.js";
 
-
-
 function resolveRef(root: JsonSchema, ref: string): JsonSchema | undefined {
   if (!ref.startsWith("#/")) return undefined;
   let node: unknown = root;
@@ -29,7 +27,13 @@ export function shapeOf(schema: JsonSchema | null | undefined, root: JsonSchema 
   const name = refName(schema);
   if (name) return depth === 0 ? shapeOf(deref(schema, root), root, 0) : name;
   if (s.const !== undefined) return JSON.stringify(s.const);
-  if (Array.isArray(s.enum)) return s.enum.length > 8 ? `${s.enum.slice(0, 8).map((v) => JSON.stringify(v)).join("|")}|…` : s.enum.map((v) => JSON.stringify(v)).join("|");
+  if (Array.isArray(s.enum))
+    return s.enum.length > 8
+      ? `${s.enum
+          .slice(0, 8)
+          .map((v) => JSON.stringify(v))
+          .join("|")}|…`
+      : s.enum.map((v) => JSON.stringify(v)).join("|");
   const alts = (s.anyOf ?? s.oneOf) as JsonSchema[] | undefined;
   if (Array.isArray(alts)) return alts.map((a) => shapeOf(a, root, depth + 1)).join(" | ");
   if (Array.isArray(s.type)) return s.type.join("|");
@@ -57,4 +61,3 @@ export function shapeOf(schema: JsonSchema | null | undefined, root: JsonSchema 
   if (s.type === "string") return typeof s.format === "string" ? `string(${s.format})` : typeof s.pattern === "string" ? `string(${s.pattern})` : "string";
   return typeof s.type === "string" ? s.type : "any";
 }
-

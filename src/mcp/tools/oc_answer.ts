@@ -8,7 +8,9 @@ export const ocAnswer = defineTool({
   description:
     "Answer a blocked agent, then oc_wait. per_…: decision; que_/frm_…: answers (labels per question). decision reject (+ message: feedback) refuses either.",
   toolset: "approve",
-  guide: ["Status \"blocked\" means the agent waits for a permission or a question: answer with oc_answer (the result shows the exact call; oc_pending lists what waits), then oc_wait. When your client supports elicitation, the user is asked directly instead."],
+  guide: [
+    'Status "blocked" means the agent waits for a permission or a question: answer with oc_answer (the result shows the exact call; oc_pending lists what waits), then oc_wait. When your client supports elicitation, the user is asked directly instead.',
+  ],
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   input: {
     request_id: z.string().min(1),
@@ -25,10 +27,16 @@ export const ocAnswer = defineTool({
       if (!reject && !args.answers) throw new UsageError('A question needs `answers` (e.g. [["Blue"]]) or `decision: "reject"`.');
       await conductor.answer({ questionId: args.request_id, answers: args.answers, reject });
       const reply = reject ? "rejected" : JSON.stringify(args.answers);
-      return { text: `Question ${args.request_id} ${reject ? "dismissed" : `answered ${reply}`}. Call oc_wait to follow the session.`, data: { request_id: args.request_id, answered: true, reply } };
+      return {
+        text: `Question ${args.request_id} ${reject ? "dismissed" : `answered ${reply}`}. Call oc_wait to follow the session.`,
+        data: { request_id: args.request_id, answered: true, reply },
+      };
     }
     if (!args.decision) throw new UsageError('A permission request needs `decision`: "once", "always" or "reject".');
     await conductor.answer({ requestId: args.request_id, decision: args.decision, message: args.message });
-    return { text: `Permission ${args.request_id}: ${args.decision}. Call oc_wait to follow the session.`, data: { request_id: args.request_id, answered: true, reply: args.decision } };
+    return {
+      text: `Permission ${args.request_id}: ${args.decision}. Call oc_wait to follow the session.`,
+      data: { request_id: args.request_id, answered: true, reply: args.decision },
+    };
   },
 });

@@ -60,7 +60,10 @@ function narrowHint(op: ApiOperation, maxChars: number, suggestLimit?: number): 
   const paging = names.filter((n) => PAGING.includes(n));
   const filters = names.filter((n) => !PAGING.includes(n) && !SCOPE.has(n));
   const parts: string[] = [];
-  if (paging.length > 0) parts.push(`page with query ${paging.map((n) => `\`${n}\``).join(", ")}${paging.includes("limit") && suggestLimit !== undefined ? ` (e.g. query: {limit: ${Math.max(1, suggestLimit)}})` : ""}`);
+  if (paging.length > 0)
+    parts.push(
+      `page with query ${paging.map((n) => `\`${n}\``).join(", ")}${paging.includes("limit") && suggestLimit !== undefined ? ` (e.g. query: {limit: ${Math.max(1, suggestLimit)}})` : ""}`,
+    );
   if (filters.length > 0) parts.push(`narrow with query ${filters.map((n) => `\`${n}\``).join(", ")}`);
   parts.push(`raise max_chars (now ${maxChars})`);
   return `To see more: ${parts.join("; or ")}.`;
@@ -97,7 +100,13 @@ function shape(op: ApiOperation, data: unknown, maxChars: number): Shaped {
     const n = fitting(result, maxChars);
     if (n > 0) {
       const cut = result.slice(0, n);
-      return { result: cut, json: JSON.stringify(cut), truncated: true, chars: json.length, note: `Showing ${n} of ${result.length} items. ${narrowHint(op, maxChars, n)}` };
+      return {
+        result: cut,
+        json: JSON.stringify(cut),
+        truncated: true,
+        chars: json.length,
+        note: `Showing ${n} of ${result.length} items. ${narrowHint(op, maxChars, n)}`,
+      };
     }
   }
   if (isObject(result)) {
@@ -110,7 +119,13 @@ function shape(op: ApiOperation, data: unknown, maxChars: number): Shaped {
       const n = rest < maxChars ? fitting(items, maxChars - rest + 2) : 0;
       if (n > 0) {
         const cut = { ...result, [key]: items.slice(0, n) };
-        return { result: cut, json: JSON.stringify(cut), truncated: true, chars: json.length, note: `Showing ${n} of ${items.length} items of "${key}". ${narrowHint(op, maxChars, n)}` };
+        return {
+          result: cut,
+          json: JSON.stringify(cut),
+          truncated: true,
+          chars: json.length,
+          note: `Showing ${n} of ${items.length} items of "${key}". ${narrowHint(op, maxChars, n)}`,
+        };
       }
     }
   }
@@ -138,10 +153,14 @@ interface Picked {
 
 function pickOperation(args: { operation?: string; method?: string; path?: string }, catalog: ApiCatalog): Picked {
   let byPath: Picked | undefined;
-  const full = (r: { op: Parameters<ApiCatalog["full"]>[0]; params: Record<string, string>; query: Record<string, string> }) => ({ ...r, op: catalog.full(r.op) });
+  const full = (r: { op: Parameters<ApiCatalog["full"]>[0]; params: Record<string, string>; query: Record<string, string> }) => ({
+    ...r,
+    op: catalog.full(r.op),
+  });
   if (args.path !== undefined) {
     const method = (args.method ?? "GET").toUpperCase();
-    if (!["GET", "POST", "PUT", "PATCH", "DELETE"].includes(method)) throw new UsageError(`method must be GET, POST, PUT, PATCH or DELETE (got ${JSON.stringify(String(args.method).slice(0, 20))}).`);
+    if (!["GET", "POST", "PUT", "PATCH", "DELETE"].includes(method))
+      throw new UsageError(`method must be GET, POST, PUT, PATCH or DELETE (got ${JSON.stringify(String(args.method).slice(0, 20))}).`);
     const hit = matchPath(method, args.path, catalog);
     if (!hit) throw unknownOperation(`${method} ${args.path}`, catalog);
     byPath = full(hit);
@@ -208,7 +227,10 @@ export const ocApi = defineTool({
   readOnlyMode: "self-checked",
   audit: {
     when: (args) => sentMethod(args) !== "get",
-    detail: (args) => ({ operation: typeof args.operation === "string" && args.operation ? args.operation : `${String(args.method ?? "").toUpperCase()} ${String(args.path ?? "")}` }),
+    detail: (args) => ({
+      operation:
+        typeof args.operation === "string" && args.operation ? args.operation : `${String(args.method ?? "").toUpperCase()} ${String(args.path ?? "")}`,
+    }),
   },
   input: {
     operation: z.string().optional(),
@@ -228,14 +250,21 @@ export const ocApi = defineTool({
     const catalog = await catalogFor(ctx);
     const { op, params: fromPath, query: fromPathQuery } = pickOperation(args, catalog);
     if (op.streaming) {
-      throw new UsageError(`${op.id} is an event stream, which oc_api does not read. To wait for a session's turn use oc_wait (or oc_delegate, which waits by default); oc_result reads a session's state now.`);
+      throw new UsageError(
+        `${op.id} is an event stream, which oc_api does not read. To wait for a session's turn use oc_wait (or oc_delegate, which waits by default); oc_result reads a session's state now.`,
+      );
     }
     if (op.websocket) {
-      throw new UsageError(`${op.id} opens a WebSocket (an interactive terminal), which oc_api cannot hold open. Run a command in a session with oc_session action "shell", or open the terminal from an opencode client.`);
+      throw new UsageError(
+        `${op.id} opens a WebSocket (an interactive terminal), which oc_api cannot hold open. Run a command in a session with oc_session action "shell", or open the terminal from an opencode client.`,
+      );
     }
-    if (op.path.includes("*")) throw new UsageError(`${op.id} (${op.path}) has a wildcard path that oc_api cannot fill; read files with operation "file.read" (query: {path}).`);
+    if (op.path.includes("*"))
+      throw new UsageError(`${op.id} (${op.path}) has a wildcard path that oc_api cannot fill; read files with operation "file.read" (query: {path}).`);
     if (ctx.config.readOnly && op.method !== "get") {
-      throw new UsageError(`${op.id} is ${methodOf(op)}, and OPENCODE_CONDUCTOR_READ_ONLY is set: only GET operations run. Unset OPENCODE_CONDUCTOR_READ_ONLY to allow changes.`);
+      throw new UsageError(
+        `${op.id} is ${methodOf(op)}, and OPENCODE_CONDUCTOR_READ_ONLY is set: only GET operations run. Unset OPENCODE_CONDUCTOR_READ_ONLY to allow changes.`,
+      );
     }
     let query: Json = { ...fromPathQuery, ...args.query };
     if (args.directory !== undefined) query = withDirectory(op, query, args.directory);
@@ -244,10 +273,15 @@ export const ocApi = defineTool({
     const body = parseBody(op, args.body) ?? (op.body?.type === "object" ? {} : undefined);
     const params = { ...fromPath, ...args.params };
     const long = Object.entries(params).find(([, v]) => typeof v === "string" && v.length > MAX_PARAM_CHARS);
-    if (long) throw new UsageError(`params.${long[0].slice(0, 40)} is ${(long[1] as string).length} characters; a path parameter (an id) has at most ${MAX_PARAM_CHARS}. It began: ${JSON.stringify((long[1] as string).slice(0, 80))}…`);
+    if (long)
+      throw new UsageError(
+        `params.${long[0].slice(0, 40)} is ${(long[1] as string).length} characters; a path parameter (an id) has at most ${MAX_PARAM_CHARS}. It began: ${JSON.stringify((long[1] as string).slice(0, 80))}…`,
+      );
     // Validation cost grows with the input (Ajv reports every error): a hand-sized call is far below this.
     if (countValues([args.params, query, body], MAX_VALUES) > MAX_VALUES) {
-      throw new UsageError(`${op.id}: params, query and body hold more than ${MAX_VALUES} values together, so nothing was checked or sent. Send less per call (page or split the request).`);
+      throw new UsageError(
+        `${op.id}: params, query and body hold more than ${MAX_VALUES} values together, so nothing was checked or sent. Send less per call (page or split the request).`,
+      );
     }
     const checked = await checkOffThread(op, { params, query, body }, catalog.key);
     if (checked.problems.length > 0) throw validationError(op, checked);
@@ -267,7 +301,14 @@ export const ocApi = defineTool({
     const text = [head, shaped.json, ...(shaped.note ? [shaped.note] : [])].join("\n");
     return {
       text,
-      data: { operation: op.id, status: "ok" as const, result: shaped.result, truncated: shaped.truncated, chars: shaped.chars, ...(shaped.note ? { note: shaped.note } : {}) },
+      data: {
+        operation: op.id,
+        status: "ok" as const,
+        result: shaped.result,
+        truncated: shaped.truncated,
+        chars: shaped.chars,
+        ...(shaped.note ? { note: shaped.note } : {}),
+      },
     };
   },
 });

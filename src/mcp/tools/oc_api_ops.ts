@@ -5,11 +5,10 @@
 import { z } from "zod";
 import { clamped } from "../shared-fields.js";
 import { defineTool } from "../tool-def.js";
-import { catalogFor,type ApiHead,type ApiOperation } from "../api/catalog.js";
+import { catalogFor, type ApiHead, type ApiOperation } from "../api/catalog.js";
 
-import { accessOf,methodOf,oneLine,MAX_SEARCH,tooLong,resolveOperation,searchOperations,unknownOperation,groupOf } from "../api/operation-search.js";
+import { accessOf, methodOf, oneLine, MAX_SEARCH, tooLong, resolveOperation, searchOperations, unknownOperation, groupOf } from "../api/operation-search.js";
 import { shapeOf } from "../api/schema-text.js";
-
 
 interface RowT {
   id: string;
@@ -59,7 +58,10 @@ function detailOf(op: ApiOperation): DetailT {
 }
 
 function detailText(op: ApiOperation): string {
-  const lines = [`${op.id}  ${methodOf(op)} ${op.path}  [${accessOf(op)}]${op.streaming ? " [event stream: not callable with oc_api]" : ""}${op.websocket ? " [WebSocket: not callable with oc_api]" : ""}`, op.summary];
+  const lines = [
+    `${op.id}  ${methodOf(op)} ${op.path}  [${accessOf(op)}]${op.streaming ? " [event stream: not callable with oc_api]" : ""}${op.websocket ? " [WebSocket: not callable with oc_api]" : ""}`,
+    op.summary,
+  ];
   if (op.description && op.description !== op.summary) lines.push(op.description);
   if (op.pathParams) lines.push(`params (path): ${shapeOf(op.pathParams)}`);
   if (op.query) lines.push(`query: ${shapeOf(op.query)}`);
@@ -73,8 +75,7 @@ function detailText(op: ApiOperation): string {
 export const ocApiOps = defineTool({
   name: "oc_api_ops",
   title: "Find API operations",
-  description:
-    "Find opencode HTTP operations for oc_api: `search` → id, method, path, summary; `operation` (id or `METHOD /path`) → its schemas.",
+  description: "Find opencode HTTP operations for oc_api: `search` → id, method, path, summary; `operation` (id or `METHOD /path`) → its schemas.",
   toolset: "api",
   guide: ["oc_api_ops and oc_api reach every opencode HTTP operation when no tool fits."],
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -87,7 +88,8 @@ export const ocApiOps = defineTool({
     operations: z.array(z.unknown()),
   },
   async run(args, ctx) {
-    if (args.search !== undefined && args.search.length > MAX_SEARCH) throw tooLong("search", args.search, MAX_SEARCH, 'Search with a few words, e.g. "session messages".');
+    if (args.search !== undefined && args.search.length > MAX_SEARCH)
+      throw tooLong("search", args.search, MAX_SEARCH, 'Search with a few words, e.g. "session messages".');
     const catalog = await catalogFor(ctx);
     if (args.operation !== undefined) {
       const found = resolveOperation(args.operation, catalog);
@@ -102,7 +104,11 @@ export const ocApiOps = defineTool({
     const source = catalog.source === "server" ? `the connected opencode ${catalog.version}'s own spec` : `opencode ${catalog.version}'s spec (pinned)`;
     const lines: string[] = [];
     if (search) {
-      lines.push(hits.length === 0 ? `No operation of ${source} matches "${search}". Try fewer or other words, or call oc_api_ops with no arguments for the index.` : `${hits.length} operations match "${search}"${hits.length > limit ? ` (showing ${limit}; raise limit or add words)` : ""}:`);
+      lines.push(
+        hits.length === 0
+          ? `No operation of ${source} matches "${search}". Try fewer or other words, or call oc_api_ops with no arguments for the index.`
+          : `${hits.length} operations match "${search}"${hits.length > limit ? ` (showing ${limit}; raise limit or add words)` : ""}:`,
+      );
     } else {
       const groups = new Map<string, number>();
       for (const op of catalog.heads) groups.set(groupOf(op), (groups.get(groupOf(op)) ?? 0) + 1);

@@ -7,8 +7,7 @@ import { defineTool } from "../tool-def.js";
 export const ocAsk = defineTool({
   name: "oc_ask",
   title: "Ask a question",
-  description:
-    "One read-only question to a model about a project (no edits or commands); the session is deleted after.",
+  description: "One read-only question to a model about a project (no edits or commands); the session is deleted after.",
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   input: {
@@ -44,7 +43,11 @@ export const ocAsk = defineTool({
       ...(r.tokens ? { tokens: r.tokens.total } : {}),
       ...(r.cost !== undefined ? { cost: r.cost } : {}),
     };
-    const text = r.error ? `${r.status.toUpperCase()}: ${r.error.name}: ${r.error.message}` : r.status === "done" ? r.answer : `${r.status.toUpperCase()}: no answer (the question was cancelled and its session removed).`;
+    const text = r.error
+      ? `${r.status.toUpperCase()}: ${r.error.name}: ${r.error.message}`
+      : r.status === "done"
+        ? r.answer
+        : `${r.status.toUpperCase()}: no answer (the question was cancelled and its session removed).`;
     return { text, data };
   },
 });

@@ -6,7 +6,8 @@ import { defineTool } from "../tool-def.js";
 export const ocAudit = defineTool({
   name: "oc_audit",
   title: "Read the audit trail",
-  description: "Calls that changed something (delegations, messages, approvals, session actions, API writes), newest last: time, tool, client, session, model, outcome, files, tokens, cost. Filter by session, tool, time.",
+  description:
+    "Calls that changed something (delegations, messages, approvals, session actions, API writes), newest last: time, tool, client, session, model, outcome, files, tokens, cost. Filter by session, tool, time.",
   toolset: "audit",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {

@@ -8,8 +8,7 @@ const MAX_TEXT = 6_000;
 export const ocCatalog = defineTool({
   name: "oc_catalog",
   title: "Browse catalog",
-  description:
-    "What the server offers of one kind (config with secrets redacted).",
+  description: "What the server offers of one kind (config with secrets redacted).",
   toolset: "discover",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { kind: z.enum(CATALOG_KINDS as unknown as [string, ...string[]]), directory: directoryField },

@@ -63,7 +63,10 @@ export const ocDelegate = defineTool({
     "Hand a coding task to an opencode agent (new session, or continue/fork session_id); returns its answer, files changed, tokens, cost. " +
     '"running": oc_wait; "blocked": oc_answer, then oc_wait.',
   toolset: "delegate",
-  guide: ["oc_delegate runs one task (new, continued or forked session) and returns the agent's answer, files changed and cost; oc_delegate_parallel runs independent tasks at once; oc_ask asks a quick read-only question.", "Long work returns status \"running\" with a session_id before your client times out: call oc_wait with it. Nothing is lost."],
+  guide: [
+    "oc_delegate runs one task (new, continued or forked session) and returns the agent's answer, files changed and cost; oc_delegate_parallel runs independent tasks at once; oc_ask asks a quick read-only question.",
+    'Long work returns status "running" with a session_id before your client times out: call oc_wait with it. Nothing is lost.',
+  ],
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input,
   output: turnOutput,
@@ -136,7 +139,20 @@ async function delegateOn(conductor: Conductor, args: Args, ctx: ToolContext) {
         maxTokens: args.max_tokens,
         maxCostUsd: args.max_cost_usd,
         onSession: async (id) => {
-          await recordTaskStart(ctx, conductor, { sessionId: id, tool: "oc_delegate", task: args.task, title: args.title, directory: args.directory, isolation: args.isolation, model: args.model, agent: args.agent, fallbacks: args.fallback_models, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd, checks: args.checks });
+          await recordTaskStart(ctx, conductor, {
+            sessionId: id,
+            tool: "oc_delegate",
+            task: args.task,
+            title: args.title,
+            directory: args.directory,
+            isolation: args.isolation,
+            model: args.model,
+            agent: args.agent,
+            fallbacks: args.fallback_models,
+            maxTokens: args.max_tokens,
+            maxCostUsd: args.max_cost_usd,
+            checks: args.checks,
+          });
           await onSession?.(id, 0);
         },
       });

@@ -2,7 +2,18 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelSummary } from "../../core/parallel.js";
 import type { StartRecord } from "../../core/governance/request-ids.js";
-import { afterCancel, approvalsField, clamped, detailField, interruptOnCancelField, maxCostField, maxTokensField, requestIdField, timeoutField, timeoutMs } from "../shared-fields.js";
+import {
+  afterCancel,
+  approvalsField,
+  clamped,
+  detailField,
+  interruptOnCancelField,
+  maxCostField,
+  maxTokensField,
+  requestIdField,
+  timeoutField,
+  timeoutMs,
+} from "../shared-fields.js";
 import { approvalHandler } from "../elicit.js";
 import { startOnce } from "../request-replay.js";
 import { defineTool } from "../tool-def.js";
@@ -14,33 +25,38 @@ import { queuedRow } from "../queued.js";
 /** A queued batch's answer (oc_delegate_parallel, and oc_wait on a batch id). */
 export function batchAnswer(batch: ParallelSummary & { batchId: string }) {
   const results = batch.results.map(queuedRow);
-  const counts = Object.entries(batch.counts).map(([k, v]) => `${v} ${k}`).join(", ");
+  const counts = Object.entries(batch.counts)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(", ");
   const text = [
     `Batch ${batch.batchId}: ${batch.results.length} tasks: ${counts}${batch.running.length ? ` (oc_wait {"session_id":"${batch.batchId}"} waits for the rest)` : ""}`,
-    ...results.map((r) => `\n[${r.index + 1}] ${"task" in r ? `${r.status.toUpperCase()} · task ${r.task.id}${r.task.worker ? ` on ${r.task.worker}` : ""}${r.task.attempts.length > 1 ? ` · ${r.task.attempts.length} attempts` : ""}${r.answer ? `\n${r.answer}` : ""}${r.error ? `\nError: ${r.error.name}: ${r.error.message}` : ""}` : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`),
+    ...results.map(
+      (r) =>
+        `\n[${r.index + 1}] ${"task" in r ? `${r.status.toUpperCase()} · task ${r.task.id}${r.task.worker ? ` on ${r.task.worker}` : ""}${r.task.attempts.length > 1 ? ` · ${r.task.attempts.length} attempts` : ""}${r.answer ? `\n${r.answer}` : ""}${r.error ? `\nError: ${r.error.name}: ${r.error.message}` : ""}` : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`,
+    ),
   ].join("\n");
   return { text, data: { batch_id: batch.batchId, results, counts: batch.counts, running: batch.running } };
 }
 
-const taskField = z.object({
-  task: z.string(),
-  directory: z.string().optional(),
-  title: z.string().optional(),
-  model: z.string().optional(),
-  agent: z.string().optional(),
-  files: z.array(z.string()).optional(),
-  command: z.string().optional(),
-  permissions: z.enum(["auto", "readonly", "agent"]).optional(),
-  rules: rulesField.optional(),
-})
+const taskField = z
+  .object({
+    task: z.string(),
+    directory: z.string().optional(),
+    title: z.string().optional(),
+    model: z.string().optional(),
+    agent: z.string().optional(),
+    files: z.array(z.string()).optional(),
+    command: z.string().optional(),
+    permissions: z.enum(["auto", "readonly", "agent"]).optional(),
+    rules: rulesField.optional(),
+  })
   // A key a task does not take (checks, approvals: the batch's own) must not be dropped in silence.
   .strict();
 
 export const ocDelegateParallel = defineTool({
   name: "oc_delegate_parallel",
   title: "Parallel tasks",
-  description:
-    `Independent tasks at once, one session each (fields as in oc_delegate; ${DEFAULT_CONCURRENCY} at a time; budgets cover the batch). One failing never fails the others.`,
+  description: `Independent tasks at once, one session each (fields as in oc_delegate; ${DEFAULT_CONCURRENCY} at a time; budgets cover the batch). One failing never fails the others.`,
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: {
@@ -64,7 +80,15 @@ export const ocDelegateParallel = defineTool({
     if (conductor.queueSettings) {
       // One job per task on the fleet (docs/scaling.md); request_id names the batch on every MCP server.
       const tasks = args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions }));
-      const queued = await conductor.parallel(tasks, { requestId: args.request_id, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd });
+      const queued = await conductor.parallel(tasks, {
+        requestId: args.request_id,
+        timeoutMs: timeoutMs(args.timeout_s),
+        detail: args.detail,
+        signal: ctx.signal,
+        onProgress,
+        maxTokens: args.max_tokens,
+        maxCostUsd: args.max_cost_usd,
+      });
       await afterCancel(ctx, conductor, queued.running, args.interrupt_on_cancel);
       return batchAnswer(queued as ParallelSummary & { batchId: string });
     }
@@ -75,17 +99,39 @@ export const ocDelegateParallel = defineTool({
       conductor.parallel(
         args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions })),
         {
-          concurrency: args.concurrency, timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onProgress, onBlocked, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd,
+          concurrency: args.concurrency,
+          timeoutMs: timeoutMs(args.timeout_s),
+          detail: args.detail,
+          signal: ctx.signal,
+          onProgress,
+          onBlocked,
+          maxTokens: args.max_tokens,
+          maxCostUsd: args.max_cost_usd,
           onSession: async (id, index) => {
             const t = args.tasks[index]!;
-            await recordTaskStart(ctx, conductor, { sessionId: id, tool: "oc_delegate_parallel", task: t.task, batchId, index, title: t.title, directory: t.directory, model: t.model, agent: t.agent, maxTokens: args.max_tokens, maxCostUsd: args.max_cost_usd });
+            await recordTaskStart(ctx, conductor, {
+              sessionId: id,
+              tool: "oc_delegate_parallel",
+              task: t.task,
+              batchId,
+              index,
+              title: t.title,
+              directory: t.directory,
+              model: t.model,
+              agent: t.agent,
+              maxTokens: args.max_tokens,
+              maxCostUsd: args.max_cost_usd,
+            });
             await onSession?.(id, index);
           },
         },
       );
     // A repeat waits for the first call's sessions (as oc_wait would) instead of starting anything.
     const replay = async (record: StartRecord): Promise<ParallelSummary & { replayed: true }> => ({
-      ...(await conductor.waitAll(args.tasks.map((_, index) => record.sessionIds[index]), { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onBlocked, onProgress })),
+      ...(await conductor.waitAll(
+        args.tasks.map((_, index) => record.sessionIds[index]),
+        { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onBlocked, onProgress },
+      )),
       replayed: true,
     });
     const batch: ParallelSummary & { replayed?: true } = await startOnce(ctx, "oc_delegate_parallel", args.request_id, args.tasks.length, start, replay);
@@ -94,13 +140,26 @@ export const ocDelegateParallel = defineTool({
       r.sessionId === undefined ? { index: r.index, status: r.status, answer: "", error: r.error } : { index: r.index, ...turnData(r) },
     );
     await Promise.all(results.map((r) => ("session_id" in r && r.session_id ? recordTaskEnd(ctx, r as TurnData) : undefined)));
-    const counts = Object.entries(batch.counts).map(([k, v]) => `${v} ${k}`).join(", ");
+    const counts = Object.entries(batch.counts)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(", ");
     const text = [
       ...(batch.replayed ? [`REPLAYED request_id ${args.request_id}: the first call's sessions, nothing new was started.`] : []),
       `${args.tasks.length} tasks: ${counts}${batch.budget ? ` · budget ${batch.budget.tokens} tokens, $${batch.budget.cost.toFixed(4)}${batch.budget.exceeded ? " (exceeded: stopped)" : ""}` : ""}`,
-      ...results.map((r) => `\n[${r.index + 1}] ${"session_id" in r && r.session_id ? turnText(r as TurnData) : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`),
+      ...results.map(
+        (r) => `\n[${r.index + 1}] ${"session_id" in r && r.session_id ? turnText(r as TurnData) : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`,
+      ),
     ].join("\n");
-    const budget = batch.budget && { tokens: batch.budget.tokens, cost: batch.budget.cost, exceeded: batch.budget.exceeded, max_tokens: batch.budget.maxTokens, max_cost_usd: batch.budget.maxCostUsd };
-    return { text, data: { results, counts: batch.counts, running: batch.running, ...(budget ? { budget } : {}), ...(batch.replayed ? { replayed: true } : {}) } };
+    const budget = batch.budget && {
+      tokens: batch.budget.tokens,
+      cost: batch.budget.cost,
+      exceeded: batch.budget.exceeded,
+      max_tokens: batch.budget.maxTokens,
+      max_cost_usd: batch.budget.maxCostUsd,
+    };
+    return {
+      text,
+      data: { results, counts: batch.counts, running: batch.running, ...(budget ? { budget } : {}), ...(batch.replayed ? { replayed: true } : {}) },
+    };
   },
 });

@@ -55,7 +55,14 @@ function shape(row: PublicInstanceRow | InstanceInfo) {
     ...(info.idleS !== undefined ? { idle_s: info.idleS } : {}),
     ...(info.owned !== undefined ? { owned: info.owned } : {}),
     conductor_pid: row.conductorPid,
-    sessions: row.sessions.map((s) => ({ id: s.id, title: s.title, model: s.model, started_at: s.startedAt, fallbacks: s.fallbacks, attach: `opencode attach ${row.url} --session ${s.id}` })),
+    sessions: row.sessions.map((s) => ({
+      id: s.id,
+      title: s.title,
+      model: s.model,
+      started_at: s.startedAt,
+      fallbacks: s.fallbacks,
+      attach: `opencode attach ${row.url} --session ${s.id}`,
+    })),
   };
 }
 

@@ -18,7 +18,10 @@ export const ocInterrupt = defineTool({
       // A queued task is taken off the queue; a running one is stopped by its worker.
       const r = await (await conductor.taskQueue())!.cancel(args.session_id);
       const { text, data } = queuedAnswer(r);
-      return { text: `${r.wasRunning ? "Interrupted." : r.task.state === "cancelled" ? "Cancelled before it started." : "Nothing was running."}\n${text}`, data: { was_running: r.wasRunning, ...data } };
+      return {
+        text: `${r.wasRunning ? "Interrupted." : r.task.state === "cancelled" ? "Cancelled before it started." : "Nothing was running."}\n${text}`,
+        data: { was_running: r.wasRunning, ...data },
+      };
     }
     const r = await conductor.interrupt(args.session_id);
     const data = { was_running: r.wasRunning, ...turnData(r) };

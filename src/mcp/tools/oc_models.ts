@@ -32,7 +32,9 @@ export const ocModels = defineTool({
       reasoning: m.capabilities.reasoning,
       images: m.capabilities.images,
     }));
-    const lines = models.map((m) => `${m.id}  ${m.name}  ctx ${m.context}  $${m.cost_in}/$${m.cost_out}${m.variants.length ? `  variants: ${m.variants.join(",")}` : ""}`);
+    const lines = models.map(
+      (m) => `${m.id}  ${m.name}  ctx ${m.context}  $${m.cost_in}/$${m.cost_out}${m.variants.length ? `  variants: ${m.variants.join(",")}` : ""}`,
+    );
     const more = rows.length > models.length ? `\n… ${rows.length - models.length} more: narrow with search or provider, or raise limit.` : "";
     return { text: `${rows.length} models${rows.length ? ":\n" : "."}${lines.join("\n")}${more}`, data: { models, total: rows.length } };
   },

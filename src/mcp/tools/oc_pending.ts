@@ -17,9 +17,24 @@ export const ocPending = defineTool({
     const requests = pending.map((r) =>
       r.kind === "permission"
         ? { kind: r.kind, id: r.id, session_id: r.sessionId, what: r.permission, patterns: r.patterns, answer_with: answerCall(r) }
-        : { kind: r.kind, id: r.id, session_id: r.sessionId, what: r.questions.map((q) => q.question).join(" / "), options: r.questions.flatMap((q) => q.options.map((o) => o.label)), answer_with: answerCall(r) },
+        : {
+            kind: r.kind,
+            id: r.id,
+            session_id: r.sessionId,
+            what: r.questions.map((q) => q.question).join(" / "),
+            options: r.questions.flatMap((q) => q.options.map((o) => o.label)),
+            answer_with: answerCall(r),
+          },
     );
-    const text = requests.length === 0 ? "Nothing is waiting for an answer." : requests.map((r) => `- ${r.kind} ${r.id} (session ${r.session_id}): ${r.what}${r.patterns ? ` ${r.patterns.join(", ")}` : ""}${r.options ? ` [${r.options.join(" | ")}]` : ""}\n  → ${r.answer_with}`).join("\n");
+    const text =
+      requests.length === 0
+        ? "Nothing is waiting for an answer."
+        : requests
+            .map(
+              (r) =>
+                `- ${r.kind} ${r.id} (session ${r.session_id}): ${r.what}${r.patterns ? ` ${r.patterns.join(", ")}` : ""}${r.options ? ` [${r.options.join(" | ")}]` : ""}\n  → ${r.answer_with}`,
+            )
+            .join("\n");
     return { text, data: { requests } };
   },
 });

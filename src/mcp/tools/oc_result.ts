@@ -7,8 +7,7 @@ import { turnData, turnText } from "../turn-answer.js";
 export const ocResult = defineTool({
   name: "oc_result",
   title: "Session state",
-  description:
-    "A session's state now: idle, busy or retry (model failing), pending requests, last turn's result.",
+  description: "A session's state now: idle, busy or retry (model failing), pending requests, last turn's result.",
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { session_id: sessionIdField, detail: detailField },
@@ -24,7 +23,11 @@ export const ocResult = defineTool({
       return { text: `Task is ${q.task.state}.\n${text}`, data: { state, ...data } };
     }
     const r = await conductor.result(args.session_id, { detail: args.detail });
-    const data = { state: r.state, ...(r.retry ? { retry: { attempt: r.retry.attempt, message: r.retry.message, next_at: r.retry.nextAt } } : {}), ...turnData(r.last) };
+    const data = {
+      state: r.state,
+      ...(r.retry ? { retry: { attempt: r.retry.attempt, message: r.retry.message, next_at: r.retry.nextAt } } : {}),
+      ...turnData(r.last),
+    };
     const retry = r.retry ? ` (model retry ${r.retry.attempt}: ${r.retry.message})` : "";
     return { text: `Session is ${r.state}${retry}.\n${turnText(data)}`, data };
   },

@@ -4,7 +4,24 @@ import { quoted, UsageError } from "../../core/errors.js";
 import { clamped, directoryField, sessionIdField } from "../shared-fields.js";
 import { defineTool } from "../tool-def.js";
 
-const ACTIONS = ["info", "messages", "diff", "fork", "compact", "rename", "archive", "delete", "abort", "revert", "unrevert", "shell", "export", "todo", "set_model", "set_agent"] as const;
+const ACTIONS = [
+  "info",
+  "messages",
+  "diff",
+  "fork",
+  "compact",
+  "rename",
+  "archive",
+  "delete",
+  "abort",
+  "revert",
+  "unrevert",
+  "shell",
+  "export",
+  "todo",
+  "set_model",
+  "set_agent",
+] as const;
 type Action = (typeof ACTIONS)[number];
 
 interface Args {
@@ -77,7 +94,10 @@ export const ocSession = defineTool({
     const conductor = await ctx.conductor(args.session_id);
     const result = await ACTION_HANDLERS[args.action](conductor, args);
     const json = JSON.stringify(result, null, 1);
-    const shown = json.length > MAX_TEXT ? `${json.slice(0, MAX_TEXT)}\n… (truncated in text; the structured result has everything${args.action === "messages" ? ", or page with limit/before" : ""})` : json;
+    const shown =
+      json.length > MAX_TEXT
+        ? `${json.slice(0, MAX_TEXT)}\n… (truncated in text; the structured result has everything${args.action === "messages" ? ", or page with limit/before" : ""})`
+        : json;
     const warn = DESTRUCTIVE.has(args.action) ? " (changes the session)" : "";
     return { text: `${args.action} ${args.session_id}${warn}:\n${shown}`, data: { session_id: args.session_id, action: args.action, result } };
   },

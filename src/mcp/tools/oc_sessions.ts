@@ -25,10 +25,15 @@ export const ocSessions = defineTool({
     const servers = [await ctx.conductor(), ...(args.all_servers ? ((await ctx.otherServers?.()) ?? []) : [])];
     const lists = await Promise.all(
       // A server that went away since the scan must not hide the others; the main one's errors show.
-      servers.map(async (c, i) => (await (i === 0 ? listSessions(c, options) : listSessions(c, options).catch(() => []))).map((row) => ({ ...row, server: c.client.url }))),
+      servers.map(async (c, i) =>
+        (await (i === 0 ? listSessions(c, options) : listSessions(c, options).catch(() => []))).map((row) => ({ ...row, server: c.client.url })),
+      ),
     );
     const sessions = lists.flat().map(({ parentId, ...r }) => ({ ...r, ...(parentId ? { parent_id: parentId } : {}) }));
-    const text = sessions.length === 0 ? "No sessions." : sessions.map((s) => `${s.id}  ${s.updated}  ${s.title}  (${s.directory}${args.all_servers ? ` on ${s.server}` : ""})`).join("\n");
+    const text =
+      sessions.length === 0
+        ? "No sessions."
+        : sessions.map((s) => `${s.id}  ${s.updated}  ${s.title}  (${s.directory}${args.all_servers ? ` on ${s.server}` : ""})`).join("\n");
     return { text, data: { sessions } };
   },
 });

@@ -20,7 +20,8 @@ function queueLine(q: QueueStatus | { error: string }): string {
 export const ocStatus = defineTool({
   name: "oc_status",
   title: "Server status",
-  description: "The opencode server in use (URL, version, health, default model, how it was found, tested range, spec vs the pin). Call first when connecting fails.",
+  description:
+    "The opencode server in use (URL, version, health, default model, how it was found, tested range, spec vs the pin). Call first when connecting fails.",
   toolset: "discover",
   guide: ["oc_status / oc_models / oc_catalog describe the server."],
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -35,7 +36,9 @@ export const ocStatus = defineTool({
     const connection = ctx.connection?.();
     // opencode 2.x: the v2 document the engine read when it connected; 1.x: GET /doc, cached.
     const v2 = await conductor.engine.openApi().catch(() => undefined);
-    const spec = v2 ? undefined : await serverSpec(conductor.client, featureDetection(conductor.client) ?? { stateDir: ctx.config.stateDir }).catch(() => undefined);
+    const spec = v2
+      ? undefined
+      : await serverSpec(conductor.client, featureDetection(conductor.client) ?? { stateDir: ctx.config.stateDir }).catch(() => undefined);
     const v2Ops = v2 ? (await specFromDocument(v2.version, v2.sha256, v2.doc)).operations.size : 0;
     const changed = spec ? await changedOperations(spec) : [];
     const range = supportedRange();
@@ -75,11 +78,14 @@ export const ocStatus = defineTool({
     const specLine = v2
       ? `It speaks the v2 API (opencode 2.x): ${v2Ops} operations in its own /openapi.json, which oc_api and oc_api_ops use.`
       : !spec
-      ? "Its spec (GET /doc) could not be read."
-      : spec.pinned
-        ? `Its spec is the pinned one (${compatibility.pinned}).`
-        : `Its spec vs the pinned ${compatibility.pinned}: ${spec.operations.size} operations, ${spec.missing.length} missing, ${spec.extra.length} extra, ${changed.length} changed${args.spec_ops ? "" : " (spec_ops: true lists them)"}; oc_api and oc_api_ops use the server's own.`;
-    const lists = args.spec_ops && spec ? `\nMissing: ${spec.missing.join(", ") || "none"}\nExtra: ${spec.extra.join(", ") || "none"}\nChanged: ${changed.join(", ") || "none"}` : "";
+        ? "Its spec (GET /doc) could not be read."
+        : spec.pinned
+          ? `Its spec is the pinned one (${compatibility.pinned}).`
+          : `Its spec vs the pinned ${compatibility.pinned}: ${spec.operations.size} operations, ${spec.missing.length} missing, ${spec.extra.length} extra, ${changed.length} changed${args.spec_ops ? "" : " (spec_ops: true lists them)"}; oc_api and oc_api_ops use the server's own.`;
+    const lists =
+      args.spec_ops && spec
+        ? `\nMissing: ${spec.missing.join(", ") || "none"}\nExtra: ${spec.extra.join(", ") || "none"}\nChanged: ${changed.join(", ") || "none"}`
+        : "";
     const text = `opencode ${s.version} at ${s.url} (engine ${s.engine}): ${s.healthy ? "healthy" : "UNHEALTHY"}. Default model: ${s.defaultModel ?? "(none)"}. ${c.providers} providers, ${c.models} models, ${c.agents} agents, ${c.commands} commands.${ctx.config.readOnly ? " Read-only mode." : ""}\nCompatibility: ${compat.verdict}; supported range ${compat.supported_range ?? "unknown"} (docs/compatibility.md). ${specLine}${lists}${connection ? `\nConnection (${connection.mode}): ${connection.steps.map((x) => `${x.step}: ${x.result}`).join("; ")}` : ""}\nWeb console (tasks, approvals, timeline, audit): ${data.console}`;
     return { text: fleet ? `${text}\n${queueLine(fleet)}` : text, data };
   },

@@ -7,8 +7,7 @@ import { turnData, turnOutput, turnText } from "../turn-answer.js";
 export const ocWait = defineTool({
   name: "oc_wait",
   title: "Wait for a session",
-  description:
-    'Wait for a session\'s turn to end; returns what oc_delegate returns. Use after "running" or oc_answer.',
+  description: 'Wait for a session\'s turn to end; returns what oc_delegate returns. Use after "running" or oc_answer.',
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: {

@@ -30,7 +30,8 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 /** Largest JSON-RPC body read before a session exists (an initialize request is tiny). */
 const MAX_INIT_BODY = 1024 * 1024;
 const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
-export const NO_OAUTH = "This server does not use OAuth: send the header Authorization: Bearer <OPENCODE_CONDUCTOR_HTTP_TOKEN> (claude mcp add --transport http NAME URL --header \"Authorization: Bearer <token>\")";
+export const NO_OAUTH =
+  'This server does not use OAuth: send the header Authorization: Bearer <OPENCODE_CONDUCTOR_HTTP_TOKEN> (claude mcp add --transport http NAME URL --header "Authorization: Bearer <token>")';
 /** What a client waits before reconnecting a dropped SSE stream (the `retry` of the priming event). */
 const RETRY_MS = 1_000;
 
@@ -124,7 +125,11 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
     const origin = header(req, "origin");
     if (!originAllowed(origin, options.origins)) {
       const shown = (origin ?? "").slice(0, 200);
-      return json(res, 403, { jsonrpc: "2.0", error: { code: -32000, message: `Forbidden: Origin ${shown} is not allowed (loopback origins are; add others to OPENCODE_CONDUCTOR_HTTP_ORIGINS)` }, id: null });
+      return json(res, 403, {
+        jsonrpc: "2.0",
+        error: { code: -32000, message: `Forbidden: Origin ${shown} is not allowed (loopback origins are; add others to OPENCODE_CONDUCTOR_HTTP_ORIGINS)` },
+        id: null,
+      });
     }
     const url = new URL(req.url ?? "/", "http://localhost");
     // A client that got 401 without a token goes looking for OAuth (discovery, then client
@@ -133,7 +138,11 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
     if (url.pathname !== "/mcp") return json(res, 404, { error: "Not found: the MCP endpoint is /mcp" });
     if (options.token && !validToken(req.headers.authorization, options.token)) {
       res.setHeader("www-authenticate", 'Bearer realm="opencode-conductor"');
-      return json(res, 401, { jsonrpc: "2.0", error: { code: -32001, message: "Unauthorized: send Authorization: Bearer <OPENCODE_CONDUCTOR_HTTP_TOKEN>" }, id: null });
+      return json(res, 401, {
+        jsonrpc: "2.0",
+        error: { code: -32001, message: "Unauthorized: send Authorization: Bearer <OPENCODE_CONDUCTOR_HTTP_TOKEN>" },
+        id: null,
+      });
     }
     const sessionId = header(req, "mcp-session-id");
     const existing = sessionId ? sessions.get(sessionId) : undefined;
@@ -147,11 +156,19 @@ export async function startHttp(options: HttpOptions): Promise<{ server: Server;
       // Answer, then close the connection: the rest of the body is never read.
       res.setHeader("connection", "close");
       res.once("finish", () => req.socket.destroy());
-      return json(res, 413, { jsonrpc: "2.0", error: { code: -32000, message: `Request body too large: a request before initialize may be at most ${MAX_INIT_BODY} bytes` }, id: null });
+      return json(res, 413, {
+        jsonrpc: "2.0",
+        error: { code: -32000, message: `Request body too large: a request before initialize may be at most ${MAX_INIT_BODY} bytes` },
+        id: null,
+      });
     }
     if (sessionId || req.method !== "POST" || !isInitializeRequest(body)) {
       // Unknown session ids get 404 so that spec-following clients start a new session.
-      return json(res, sessionId ? 404 : 400, { jsonrpc: "2.0", error: { code: -32000, message: sessionId ? "Unknown or expired MCP session: initialize again" : "Bad request: start with an initialize request" }, id: null });
+      return json(res, sessionId ? 404 : 400, {
+        jsonrpc: "2.0",
+        error: { code: -32000, message: sessionId ? "Unknown or expired MCP session: initialize again" : "Bad request: start with an initialize request" },
+        id: null,
+      });
     }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

@@ -21,7 +21,13 @@ describe("approvals (e2e)", () => {
     const r = await h.conductor.delegate({ task: "write the marker", permissions: "agent" });
     expect(r.status).toBe("blocked");
     expect(r.pending).toEqual([
-      expect.objectContaining({ kind: "permission", sessionId: r.sessionId, permission: "bash", patterns: ["echo approved > approved.txt"], always: ["echo *"] }),
+      expect.objectContaining({
+        kind: "permission",
+        sessionId: r.sessionId,
+        permission: "bash",
+        patterns: ["echo approved > approved.txt"],
+        always: ["echo *"],
+      }),
     ]);
     const requestId = r.pending![0]!.id;
     expect((await h.conductor.pending({ sessionId: r.sessionId })).map((p) => p.id)).toEqual([requestId]);
@@ -51,7 +57,10 @@ describe("approvals (e2e)", () => {
     ];
     h.oc.model.queue(toolCall("question", { questions }), text("Blue it is."));
     const r = await h.conductor.delegate({ task: "pick a color" });
-    expect(r).toMatchObject({ status: "blocked", pending: [{ kind: "question", sessionId: r.sessionId, questions: [expect.objectContaining({ question: "Which color?" })] }] });
+    expect(r).toMatchObject({
+      status: "blocked",
+      pending: [{ kind: "question", sessionId: r.sessionId, questions: [expect.objectContaining({ question: "Which color?" })] }],
+    });
     const questionId = r.pending![0]!.id;
     expect(questionId).toMatch(/^que_/);
     await dumpMessages(h, "question-blocked", r.sessionId);

@@ -39,7 +39,9 @@ describe("client against real opencode", () => {
 
   it("gives AuthError for a wrong password, without the password in it", async () => {
     const wrong = "wrong-" + h.server.password;
-    const error = await connect({ url: h.server.url, password: wrong }).call("session.list").catch((e) => e);
+    const error = await connect({ url: h.server.url, password: wrong })
+      .call("session.list")
+      .catch((e) => e);
     expect(error).toBeInstanceOf(AuthError);
     expect(error.status).toBe(401);
     for (const text of [error.message, String(error), inspect(error), JSON.stringify(error)]) {

@@ -12,12 +12,12 @@ import { makeProjectDir } from "../../support/opencode.js";
 import { text, toolCall } from "../../support/scripted-model.js";
 
 const h = useConductor({
-    gitInit: true,
-    config: {
-      provider: { fake: { models: { "alpha-1": { name: "Alpha 1" }, "alpha-2": { name: "Alpha 2" } } } },
-      command: { hello: { template: "Say hello to $ARGUMENTS", description: "greet" } },
-    },
-  });
+  gitInit: true,
+  config: {
+    provider: { fake: { models: { "alpha-1": { name: "Alpha 1" }, "alpha-2": { name: "Alpha 2" } } } },
+    command: { hello: { template: "Say hello to $ARGUMENTS", description: "greet" } },
+  },
+});
 
 const sessionCount = async () => (await h.conductor.client.call("session.list")).length;
 

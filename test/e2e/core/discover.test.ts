@@ -28,7 +28,14 @@ describe.runIf(process.platform === "linux")("discovery of running servers (e2e)
   it("finds the server by its process: pid, port, cwd; it needs a password", async () => {
     const found = await findRunningServers();
     const ours = found.find((s) => s.pid === server.pid);
-    expect(ours, JSON.stringify(found)).toEqual({ url: `http://127.0.0.1:${port()}`, pid: server.pid, port: port(), healthy: false, needsPassword: true, cwd: server.directory });
+    expect(ours, JSON.stringify(found)).toEqual({
+      url: `http://127.0.0.1:${port()}`,
+      pid: server.pid,
+      port: port(),
+      healthy: false,
+      needsPassword: true,
+      cwd: server.directory,
+    });
   });
 
   it("is healthy, with its version, once the password is given", async () => {

@@ -44,7 +44,14 @@ describe("model fallback (e2e)", () => {
       const r = await settings.delegate({ task: "Summarise the README", model: "fake/scripted", timeoutMs: 60_000, onProgress: (p) => progress.push(p.kind) });
 
       expect(r).toMatchObject({ status: "done", answer: "backup finished", model: "fake/backup" });
-      expect(r.fallbacks).toEqual([{ from: "fake/scripted", to: "fake/backup", reason: expect.stringMatching(/^still retrying after 1(\.\d)? s \(retry \d: Rate limit exceeded\)$/), at: expect.any(String) }]);
+      expect(r.fallbacks).toEqual([
+        {
+          from: "fake/scripted",
+          to: "fake/backup",
+          reason: expect.stringMatching(/^still retrying after 1(\.\d)? s \(retry \d: Rate limit exceeded\)$/),
+          at: expect.any(String),
+        },
+      ]);
       // Switched before opencode used up its 5 retries.
       expect(chats(r.sessionId, "scripted").length).toBeLessThan(6);
       // The same session, with the task once: the failed attempt was removed and the task re-sent.
@@ -62,7 +69,13 @@ describe("model fallback (e2e)", () => {
 
     oc.model.for("scripted").queue(httpError(400));
     oc.model.for("backup").queue(text("second answer from backup"));
-    const r = await conductor.delegate({ task: "Second task", sessionId: first.sessionId, model: "fake/scripted", fallbackModels: ["fake/backup"], timeoutMs: 60_000 });
+    const r = await conductor.delegate({
+      task: "Second task",
+      sessionId: first.sessionId,
+      model: "fake/scripted",
+      fallbackModels: ["fake/backup"],
+      timeoutMs: 60_000,
+    });
 
     expect(r).toMatchObject({ sessionId: first.sessionId, status: "done", answer: "second answer from backup", model: "fake/backup" });
     expect(r.fallbacks).toEqual([{ from: "fake/scripted", to: "fake/backup", reason: "APIError 400: Bad request", at: expect.any(String) }]);
@@ -105,9 +118,20 @@ describe("model fallback (e2e)", () => {
     const file = join(oc.directory, "half.txt");
     oc.model.for("scripted").queue(toolCall("write", { filePath: file, content: "half done\n" }), httpError(400));
     oc.model.for("backup").queue(text("finished the rest"));
-    const r = await conductor.delegate({ task: "Write half.txt then finish", model: "fake/scripted", fallbackModels: ["fake/backup"], permissions: "auto", timeoutMs: 60_000 });
+    const r = await conductor.delegate({
+      task: "Write half.txt then finish",
+      model: "fake/scripted",
+      fallbackModels: ["fake/backup"],
+      permissions: "auto",
+      timeoutMs: 60_000,
+    });
 
-    expect(r).toMatchObject({ status: "done", answer: "finished the rest", model: "fake/backup", fallbacks: [{ from: "fake/scripted", to: "fake/backup", reason: "APIError 400: Bad request" }] });
+    expect(r).toMatchObject({
+      status: "done",
+      answer: "finished the rest",
+      model: "fake/backup",
+      fallbacks: [{ from: "fake/scripted", to: "fake/backup", reason: "APIError 400: Bad request" }],
+    });
     expect(existsSync(file)).toBe(true);
     const messages = oc.model.lastRequest({ sessionId: r.sessionId, model: "backup" })!.body.messages!;
     expect(messages.some((m) => m.role === "tool")).toBe(true); // the write is in the history
@@ -120,10 +144,17 @@ describe("model fallback (e2e)", () => {
     const r = await conductor.delegate({ task: "Doomed", model: "fake/scripted", fallbackModels: ["fake/backup"], timeoutMs: 60_000 });
 
     expect(r.status).toBe("error");
-    expect(r.error).toEqual({ name: "AllModelsFailed", message: "All 2 models failed: fake/scripted: APIError 400: Bad request; fake/backup: APIError 400: Backup is broken too" });
+    expect(r.error).toEqual({
+      name: "AllModelsFailed",
+      message: "All 2 models failed: fake/scripted: APIError 400: Bad request; fake/backup: APIError 400: Backup is broken too",
+    });
     expect(r.fallbacks).toHaveLength(1);
     // A later read of the session reports the same.
-    expect((await conductor.result(r.sessionId)).last).toMatchObject({ status: "error", error: { name: "AllModelsFailed" }, fallbacks: [{ to: "fake/backup" }] });
+    expect((await conductor.result(r.sessionId)).last).toMatchObject({
+      status: "error",
+      error: { name: "AllModelsFailed" },
+      fallbacks: [{ to: "fake/backup" }],
+    });
   });
 
   it("falls back with nobody waiting (wait: false); wait() and result() report the switch", async () => {
@@ -133,7 +164,11 @@ describe("model fallback (e2e)", () => {
     expect(started.status).toBe("running");
 
     const done = await conductor.wait(started.sessionId, { timeoutMs: 60_000 });
-    expect(done).toMatchObject({ status: "done", answer: "done in the background", fallbacks: [{ from: "fake/scripted", to: "fake/backup", reason: "APIError 400: Bad request" }] });
+    expect(done).toMatchObject({
+      status: "done",
+      answer: "done in the background",
+      fallbacks: [{ from: "fake/scripted", to: "fake/backup", reason: "APIError 400: Bad request" }],
+    });
     expect((await conductor.result(started.sessionId)).last.fallbacks).toEqual(done.fallbacks);
 
     // A later turn on the session is not the watched task: it carries no fallbacks.
@@ -146,7 +181,12 @@ describe("model fallback (e2e)", () => {
   describe("through MCP (stdio)", () => {
     let mcp: McpSession;
     beforeAll(async () => {
-      mcp = await startMcp({ OPENCODE_URL: oc.url, OPENCODE_PASSWORD: oc.password, OPENCODE_CONDUCTOR_DIRECTORY: oc.directory, OPENCODE_CONDUCTOR_AUDIT: "off" });
+      mcp = await startMcp({
+        OPENCODE_URL: oc.url,
+        OPENCODE_PASSWORD: oc.password,
+        OPENCODE_CONDUCTOR_DIRECTORY: oc.directory,
+        OPENCODE_CONDUCTOR_AUDIT: "off",
+      });
     });
     afterAll(async () => {
       await mcp?.close();
@@ -159,7 +199,11 @@ describe("model fallback (e2e)", () => {
       expect(started.isError, started.text).toBe(false);
 
       const done = await mcp.call("oc_wait", { session_id: started.data.session_id });
-      expect(done.data).toMatchObject({ status: "done", answer: "backup via MCP", fallbacks: [{ from: "fake/scripted", to: "fake/backup", reason: "APIError 400: Bad request", at: expect.any(String) }] });
+      expect(done.data).toMatchObject({
+        status: "done",
+        answer: "backup via MCP",
+        fallbacks: [{ from: "fake/scripted", to: "fake/backup", reason: "APIError 400: Bad request", at: expect.any(String) }],
+      });
       expect(done.text).toContain("Model fallback: fake/scripted → fake/backup (APIError 400: Bad request)");
 
       const state = await mcp.call("oc_result", { session_id: started.data.session_id });

@@ -63,20 +63,28 @@ async function attempt(instance: Instance, options: { guardRules: boolean; title
   const outside = join(root, `outside-${options.title}.txt`);
   const conductor = new Conductor({ url: instance.url, password: instance.password, directory: instance.directory });
   try {
-    const session = await conductor.client.call("session.create", { body: { title: options.title, ...(options.guardRules ? { permission: (options.manager ?? manager).sessionRules() } : {}) } });
-    model.forSession(session.id).queue(
-      toolCall("bash", { command: "git push origin main", description: "push" }),
-      toolCall("bash", { command: "echo ok && git push --force", description: "chained push" }),
-      toolCall("bash", { command: "gh pr create --fill", description: "open a PR" }),
-      toolCall("bash", { command: "npm publish", description: "publish" }),
-      toolCall("webfetch", { url: "http://127.0.0.1:9/x", format: "text" }),
-      toolCall("write", { filePath: outside, content: "escaped\n" }),
-      text("Finished despite the denials."),
-    );
+    const session = await conductor.client.call("session.create", {
+      body: { title: options.title, ...(options.guardRules ? { permission: (options.manager ?? manager).sessionRules() } : {}) },
+    });
+    model
+      .forSession(session.id)
+      .queue(
+        toolCall("bash", { command: "git push origin main", description: "push" }),
+        toolCall("bash", { command: "echo ok && git push --force", description: "chained push" }),
+        toolCall("bash", { command: "gh pr create --fill", description: "open a PR" }),
+        toolCall("bash", { command: "npm publish", description: "publish" }),
+        toolCall("webfetch", { url: "http://127.0.0.1:9/x", format: "text" }),
+        toolCall("write", { filePath: outside, content: "escaped\n" }),
+        text("Finished despite the denials."),
+      );
     const r = await conductor.delegate({ sessionId: session.id, task: "try everything" });
     const messages = await conductor.client.call("session.messages", { path: { sessionID: session.id } });
     const tools: ToolOutcome[] = messages.flatMap((m) =>
-      m.parts.flatMap((p) => (p.type === "tool" ? [{ tool: p.tool, status: p.state.status, input: p.state.input, ...("error" in p.state ? { error: String(p.state.error) } : {}) }] : [])),
+      m.parts.flatMap((p) =>
+        p.type === "tool"
+          ? [{ tool: p.tool, status: p.state.status, input: p.state.input, ...("error" in p.state ? { error: String(p.state.error) } : {}) }]
+          : [],
+      ),
     );
     // Tool names offered to the model in the turn's first request.
     const body = model.requestsFor(session.id).find((q) => q.kind === "chat")?.body;
@@ -118,32 +126,47 @@ describe("guard rails on a private instance (e2e)", () => {
     instance = await manager.acquire(project);
   }, SLOW);
 
-  it("with the guard session rules: every forbidden attempt is denied and the task finishes", async () => {
-    expectAllRefused(await attempt(instance, { guardRules: true, title: "guarded" }));
-  }, SLOW);
+  it(
+    "with the guard session rules: every forbidden attempt is denied and the task finishes",
+    async () => {
+      expectAllRefused(await attempt(instance, { guardRules: true, title: "guarded" }));
+    },
+    SLOW,
+  );
 
-  it("without session rules, the instance's own config still denies them", async () => {
-    expectAllRefused(await attempt(instance, { guardRules: false, title: "config-only" }));
-  }, SLOW);
+  it(
+    "without session rules, the instance's own config still denies them",
+    async () => {
+      expectAllRefused(await attempt(instance, { guardRules: false, title: "config-only" }));
+    },
+    SLOW,
+  );
 
-  it("a repository config that allows them again does not win", async () => {
-    // Written after start: opencode reads project config when a directory instance boots, so use a fresh directory.
-    const repo = await createProjectDir(root, "repo", { gitInit: true, home: join(root, "home") });
-    await writeFile(join(repo, "opencode.json"), JSON.stringify({ permission: { bash: { "*": "allow", "git push *": "allow", "gh *": "allow" }, webfetch: "allow", external_directory: "allow" } }));
-    const other = await manager.acquire(repo);
-    expectAllRefused(await attempt(other, { guardRules: false, title: "repo-allows" }));
-    expectAllRefused(await attempt(other, { guardRules: true, title: "repo-allows-guarded" }));
+  it(
+    "a repository config that allows them again does not win",
+    async () => {
+      // Written after start: opencode reads project config when a directory instance boots, so use a fresh directory.
+      const repo = await createProjectDir(root, "repo", { gitInit: true, home: join(root, "home") });
+      await writeFile(
+        join(repo, "opencode.json"),
+        JSON.stringify({ permission: { bash: { "*": "allow", "git push *": "allow", "gh *": "allow" }, webfetch: "allow", external_directory: "allow" } }),
+      );
+      const other = await manager.acquire(repo);
+      expectAllRefused(await attempt(other, { guardRules: false, title: "repo-allows" }));
+      expectAllRefused(await attempt(other, { guardRules: true, title: "repo-allows-guarded" }));
 
-    // Control: the same repository on an unguarded instance really allows them.
-    const unguarded = new InstanceManager({ ...managerOptions(), stateDir: join(root, "state-unguarded"), guard: false });
-    try {
-      const loose = await attempt(await unguarded.acquire(repo), { guardRules: false, title: "control", manager: unguarded });
-      expect(loose.r.status).toBe("done");
-      expect(loose.tools.slice(0, 4).map((t) => t.status)).toEqual(["completed", "completed", "completed", "completed"]);
-      expect(loose.offered).toContain("webfetch");
-      expect(existsSync(loose.outside)).toBe(true);
-    } finally {
-      await unguarded.stopAll();
-    }
-  }, 2 * SLOW);
+      // Control: the same repository on an unguarded instance really allows them.
+      const unguarded = new InstanceManager({ ...managerOptions(), stateDir: join(root, "state-unguarded"), guard: false });
+      try {
+        const loose = await attempt(await unguarded.acquire(repo), { guardRules: false, title: "control", manager: unguarded });
+        expect(loose.r.status).toBe("done");
+        expect(loose.tools.slice(0, 4).map((t) => t.status)).toEqual(["completed", "completed", "completed", "completed"]);
+        expect(loose.offered).toContain("webfetch");
+        expect(existsSync(loose.outside)).toBe(true);
+      } finally {
+        await unguarded.stopAll();
+      }
+    },
+    2 * SLOW,
+  );
 });

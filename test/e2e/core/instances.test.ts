@@ -80,35 +80,48 @@ describe("private instances (e2e)", () => {
   let project: string;
   let first: Instance;
 
-  it("acquire starts a guarded instance; a task on it writes a file", async () => {
-    main = manager(600);
-    project = await createProjectDir(root, "project", { home });
-    first = await main.acquire(project);
-    expect(first).toMatchObject({ directory: project, url: `http://127.0.0.1:${first.port}` });
-    expect(isProcessAlive(first.pid)).toBe(true);
-    // The instance's environment: guard config injected, credentials gone, git unable to authenticate.
-    const childEnv = readFileSync(`/proc/${first.pid}/environ`, "utf8").split("\0");
-    expect(childEnv).toContain("GIT_TERMINAL_PROMPT=0");
-    expect(childEnv.some((e) => e.startsWith("GH_TOKEN="))).toBe(false);
-    expect(childEnv.some((e) => e.startsWith("OPENCODE_PERMISSION="))).toBe(true);
+  it(
+    "acquire starts a guarded instance; a task on it writes a file",
+    async () => {
+      main = manager(600);
+      project = await createProjectDir(root, "project", { home });
+      first = await main.acquire(project);
+      expect(first).toMatchObject({ directory: project, url: `http://127.0.0.1:${first.port}` });
+      expect(isProcessAlive(first.pid)).toBe(true);
+      // The instance's environment: guard config injected, credentials gone, git unable to authenticate.
+      const childEnv = readFileSync(`/proc/${first.pid}/environ`, "utf8").split("\0");
+      expect(childEnv).toContain("GIT_TERMINAL_PROMPT=0");
+      expect(childEnv.some((e) => e.startsWith("GH_TOKEN="))).toBe(false);
+      expect(childEnv.some((e) => e.startsWith("OPENCODE_PERMISSION="))).toBe(true);
 
-    const conductor = new Conductor({ url: first.url, password: first.password, directory: first.directory });
-    try {
-      const file = join(project, "out.txt");
-      model.queue(toolCall("write", { filePath: file, content: "from the instance\n" }), text("Wrote out.txt."));
-      const r = await conductor.delegate({ task: "write out.txt", permissions: main.sessionRules() });
-      expect(r).toMatchObject({ status: "done", answer: "Wrote out.txt." });
-      expect(readFileSync(file, "utf8")).toBe("from the instance\n");
-      await main.recordSession(project, { id: r.sessionId, title: "write out.txt", model: r.model ?? "fake/scripted" });
-    } finally {
-      conductor.close();
-    }
-  }, SLOW);
+      const conductor = new Conductor({ url: first.url, password: first.password, directory: first.directory });
+      try {
+        const file = join(project, "out.txt");
+        model.queue(toolCall("write", { filePath: file, content: "from the instance\n" }), text("Wrote out.txt."));
+        const r = await conductor.delegate({ task: "write out.txt", permissions: main.sessionRules() });
+        expect(r).toMatchObject({ status: "done", answer: "Wrote out.txt." });
+        expect(readFileSync(file, "utf8")).toBe("from the instance\n");
+        await main.recordSession(project, { id: r.sessionId, title: "write out.txt", model: r.model ?? "fake/scripted" });
+      } finally {
+        conductor.close();
+      }
+    },
+    SLOW,
+  );
 
   it("list() and oc_instances show it without the password; instances.json (0600) has it", async () => {
     const listed = await main.list();
     expect(listed).toEqual([
-      expect.objectContaining({ pid: first.pid, url: first.url, directory: project, runtime: "opencode serve", sandbox: "none", conductorPid: process.pid, owned: true, sessions: [expect.objectContaining({ title: "write out.txt", fallbacks: [] })] }),
+      expect.objectContaining({
+        pid: first.pid,
+        url: first.url,
+        directory: project,
+        runtime: "opencode serve",
+        sandbox: "none",
+        conductorPid: process.pid,
+        owned: true,
+        sessions: [expect.objectContaining({ title: "write out.txt", fallbacks: [] })],
+      }),
     ]);
     expect(listed[0]!.idleS).toBeGreaterThanOrEqual(0);
     expect(JSON.stringify(listed)).not.toContain(first.password);
@@ -119,7 +132,13 @@ describe("private instances (e2e)", () => {
     expect(JSON.parse(readFileSync(registry.path, "utf8")).instances[0].password).toBe(first.password);
 
     const tool = instancesTool(() => main);
-    const ctx = { config: { stateDir, instanceTtlS: 600 } as Config, signal: new AbortController().signal, progress: () => undefined, log: () => undefined, conductor: () => Promise.reject(new Error("unused")) } satisfies ToolContext;
+    const ctx = {
+      config: { stateDir, instanceTtlS: 600 } as Config,
+      signal: new AbortController().signal,
+      progress: () => undefined,
+      log: () => undefined,
+      conductor: () => Promise.reject(new Error("unused")),
+    } satisfies ToolContext;
     const answer = await tool.run({ action: "list" }, ctx);
     expect(answer.data.instances).toEqual([expect.objectContaining({ pid: first.pid, url: first.url, directory: project, owned: true })]);
     expect(answer.text).toContain(`pid ${first.pid}  ${first.url}  ${project}  idle `);
@@ -144,53 +163,72 @@ describe("private instances (e2e)", () => {
     expect(await new InstanceRegistry(stateDir).read()).toEqual([]);
   });
 
-  it("a short TTL reaps an idle instance, but not while a session is busy", async () => {
-    const short = manager(2);
-    const dir = await createProjectDir(root, "ttl", { home });
-    const instance = await short.acquire(dir);
-    // Held while the task is set up: model lookup and the first prompt of a fresh server take
-    // seconds before the session turns busy (more than this TTL on a loaded machine).
-    const release = short.hold(instance.directory);
-    const conductor = new Conductor({ url: instance.url, password: instance.password, directory: instance.directory });
-    try {
-      model.queue(text("slow answer", { delayMs: 5_000 }));
-      const started = await conductor.delegate({ task: "answer slowly", permissions: short.sessionRules(), wait: false });
-      await model.waitForRequests(1, { sessionId: started.sessionId, kind: "chat" }); // the turn runs
-      release();
-      // The turn outlasts the TTL: only the busy session keeps the server alive now.
-      const r = await conductor.wait(started.sessionId);
-      expect(r).toMatchObject({ status: "done", answer: "slow answer" });
-      expect(isProcessAlive(instance.pid)).toBe(true);
-    } finally {
-      release();
-      conductor.close();
-    }
-    await exitWithin(instance, 60_000);
-    expect(await new InstanceRegistry(stateDir).read()).toEqual([]);
-    expect(await short.list()).toEqual([]);
-  }, SLOW);
+  it(
+    "a short TTL reaps an idle instance, but not while a session is busy",
+    async () => {
+      const short = manager(2);
+      const dir = await createProjectDir(root, "ttl", { home });
+      const instance = await short.acquire(dir);
+      // Held while the task is set up: model lookup and the first prompt of a fresh server take
+      // seconds before the session turns busy (more than this TTL on a loaded machine).
+      const release = short.hold(instance.directory);
+      const conductor = new Conductor({ url: instance.url, password: instance.password, directory: instance.directory });
+      try {
+        model.queue(text("slow answer", { delayMs: 5_000 }));
+        const started = await conductor.delegate({ task: "answer slowly", permissions: short.sessionRules(), wait: false });
+        await model.waitForRequests(1, { sessionId: started.sessionId, kind: "chat" }); // the turn runs
+        release();
+        // The turn outlasts the TTL: only the busy session keeps the server alive now.
+        const r = await conductor.wait(started.sessionId);
+        expect(r).toMatchObject({ status: "done", answer: "slow answer" });
+        expect(isProcessAlive(instance.pid)).toBe(true);
+      } finally {
+        release();
+        conductor.close();
+      }
+      await exitWithin(instance, 60_000);
+      expect(await new InstanceRegistry(stateDir).read()).toEqual([]);
+      expect(await short.list()).toEqual([]);
+    },
+    SLOW,
+  );
 
-  it("cleanStale() stops an instance whose conductor died, and removes its row", async () => {
-    const dir = await createProjectDir(root, "stale", { home });
-    // A live instance of a conductor that no longer exists (its pid is that of an exited process).
-    const server = await spawnOpencode({ cwd: dir, env: { ...env, OPENCODE_CONFIG_CONTENT: JSON.stringify(offlineConfig(model.baseURL)) } });
-    registerPid(server.pid, BINARY_NAME, root);
-    try {
-      const gone = spawn(process.execPath, ["-e", ""]);
-      const deadPid = gone.pid!;
-      await new Promise((resolve) => gone.once("exit", resolve));
-      const registry = new InstanceRegistry(stateDir);
-      await registry.add({ runtime: "opencode serve", sandbox: "none", port: server.port, pid: server.pid, conductorPid: deadPid, directory: dir, startedAt: new Date().toISOString(), password: server.password, url: server.url, sessions: [] });
+  it(
+    "cleanStale() stops an instance whose conductor died, and removes its row",
+    async () => {
+      const dir = await createProjectDir(root, "stale", { home });
+      // A live instance of a conductor that no longer exists (its pid is that of an exited process).
+      const server = await spawnOpencode({ cwd: dir, env: { ...env, OPENCODE_CONFIG_CONTENT: JSON.stringify(offlineConfig(model.baseURL)) } });
+      registerPid(server.pid, BINARY_NAME, root);
+      try {
+        const gone = spawn(process.execPath, ["-e", ""]);
+        const deadPid = gone.pid!;
+        await new Promise((resolve) => gone.once("exit", resolve));
+        const registry = new InstanceRegistry(stateDir);
+        await registry.add({
+          runtime: "opencode serve",
+          sandbox: "none",
+          port: server.port,
+          pid: server.pid,
+          conductorPid: deadPid,
+          directory: dir,
+          startedAt: new Date().toISOString(),
+          password: server.password,
+          url: server.url,
+          sessions: [],
+        });
 
-      const result = await manager(600).cleanStale();
-      expect(result.killed).toEqual([server.pid]);
-      expect(result.removed).toEqual([expect.objectContaining({ pid: server.pid, conductorPid: deadPid })]);
-      expect(JSON.stringify(result)).not.toContain(server.password);
-      await exitWithin(server, 30_000);
-      expect(await registry.read()).toEqual([]);
-    } finally {
-      await server.stop();
-      unregisterPid(server.pid);
-    }
-  }, SLOW);
+        const result = await manager(600).cleanStale();
+        expect(result.killed).toEqual([server.pid]);
+        expect(result.removed).toEqual([expect.objectContaining({ pid: server.pid, conductorPid: deadPid })]);
+        expect(JSON.stringify(result)).not.toContain(server.password);
+        await exitWithin(server, 30_000);
+        expect(await registry.read()).toEqual([]);
+      } finally {
+        await server.stop();
+        unregisterPid(server.pid);
+      }
+    },
+    SLOW,
+  );
 });

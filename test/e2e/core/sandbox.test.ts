@@ -64,52 +64,61 @@ afterAll(async () => {
 });
 
 /** srt's own prerequisites on Linux; scripts/test-prereqs.sh (run by `npm test`) installs them when it can. */
-const MISSING = (["bwrap", "socat", "rg"] as const).filter((cmd) => !(process.env.PATH ?? "").split(delimiter).some((dir) => dir && existsSync(join(dir, cmd))));
+const MISSING = (["bwrap", "socat", "rg"] as const).filter(
+  (cmd) => !(process.env.PATH ?? "").split(delimiter).some((dir) => dir && existsSync(join(dir, cmd))),
+);
 // CI (.ci/run) sets OCC_REQUIRE_SANDBOX=1: there a missing tool fails the test instead of skipping it.
 const CANNOT_RUN = MISSING.length > 0 && process.env.OCC_REQUIRE_SANDBOX !== "1";
 const NOT_RUN = CANNOT_RUN ? ` [NOT RUN: ${MISSING.join(", ")} missing; sudo apt-get install -y bubblewrap socat ripgrep]` : "";
-if (CANNOT_RUN) process.stderr.write(`\n*** The srt sandbox e2e test cannot run here: ${MISSING.join(", ")} not on PATH. Install with: sudo apt-get install -y bubblewrap socat ripgrep ***\n\n`);
+if (CANNOT_RUN)
+  process.stderr.write(
+    `\n*** The srt sandbox e2e test cannot run here: ${MISSING.join(", ")} not on PATH. Install with: sudo apt-get install -y bubblewrap socat ripgrep ***\n\n`,
+  );
 
 describe("srt sandbox (e2e)", () => {
-  it.skipIf(CANNOT_RUN)(`runs a task that writes in the directory; reading ~/.ssh/id_rsa gets nothing; cleanup on stop${NOT_RUN}`, async () => {
-    expect(MISSING, "srt needs bubblewrap (bwrap), socat and ripgrep (rg) on PATH").toEqual([]);
-    const m = manager();
-    const project = await createProjectDir(root, "project", { home, gitInit: true });
-    const instance = await m.acquire(project);
-    expect((await m.list())[0]).toMatchObject({ pid: instance.pid, sandbox: "srt" });
-    const settingsFiles = (await readdir(join(stateDir, "sandbox"))).filter((f) => f.endsWith(".json"));
-    expect(settingsFiles).toHaveLength(1);
-    const settingsFile = join(stateDir, "sandbox", settingsFiles[0]!);
-    expect(statSync(settingsFile).mode & 0o777).toBe(0o600);
+  it.skipIf(CANNOT_RUN)(
+    `runs a task that writes in the directory; reading ~/.ssh/id_rsa gets nothing; cleanup on stop${NOT_RUN}`,
+    async () => {
+      expect(MISSING, "srt needs bubblewrap (bwrap), socat and ripgrep (rg) on PATH").toEqual([]);
+      const m = manager();
+      const project = await createProjectDir(root, "project", { home, gitInit: true });
+      const instance = await m.acquire(project);
+      expect((await m.list())[0]).toMatchObject({ pid: instance.pid, sandbox: "srt" });
+      const settingsFiles = (await readdir(join(stateDir, "sandbox"))).filter((f) => f.endsWith(".json"));
+      expect(settingsFiles).toHaveLength(1);
+      const settingsFile = join(stateDir, "sandbox", settingsFiles[0]!);
+      expect(statSync(settingsFile).mode & 0o777).toBe(0o600);
 
-    const conductor = new Conductor({ url: instance.url, password: instance.password, directory: project });
-    try {
-      const file = join(project, "out.txt");
-      model.queue(toolCall("write", { filePath: file, content: "from the sandbox\n" }), text("Wrote out.txt."));
-      const wrote = await conductor.delegate({ task: "write out.txt" });
-      expect(wrote).toMatchObject({ status: "done", answer: "Wrote out.txt." });
-      expect(readFileSync(file, "utf8")).toBe("from the sandbox\n");
+      const conductor = new Conductor({ url: instance.url, password: instance.password, directory: project });
+      try {
+        const file = join(project, "out.txt");
+        model.queue(toolCall("write", { filePath: file, content: "from the sandbox\n" }), text("Wrote out.txt."));
+        const wrote = await conductor.delegate({ task: "write out.txt" });
+        expect(wrote).toMatchObject({ status: "done", answer: "Wrote out.txt." });
+        expect(readFileSync(file, "utf8")).toBe("from the sandbox\n");
 
-      const key = join(home, ".ssh", "id_rsa");
-      const before = model.requests.length;
-      model.queue(toolCall("bash", { command: `cat ${key}`, description: "read the key" }), text("Tried."));
-      const read = await conductor.delegate({ task: "read the key" });
-      expect(read).toMatchObject({ status: "done", answer: "Tried." });
-      // What the tool gave back reaches the model in the next request: an error, never the key.
-      const toolResults = model.requests
-        .slice(before)
-        .flatMap((r) => (r.body as { messages?: { role: string; content?: unknown }[] }).messages ?? [])
-        .filter((x) => x.role === "tool")
-        .map((x) => JSON.stringify(x.content));
-      expect(toolResults.join("\n")).toMatch(/id_rsa: No such file or directory/);
-      expect(toolResults.join("\n")).not.toContain(SECRET);
-    } finally {
-      conductor.close();
-    }
+        const key = join(home, ".ssh", "id_rsa");
+        const before = model.requests.length;
+        model.queue(toolCall("bash", { command: `cat ${key}`, description: "read the key" }), text("Tried."));
+        const read = await conductor.delegate({ task: "read the key" });
+        expect(read).toMatchObject({ status: "done", answer: "Tried." });
+        // What the tool gave back reaches the model in the next request: an error, never the key.
+        const toolResults = model.requests
+          .slice(before)
+          .flatMap((r) => (r.body as { messages?: { role: string; content?: unknown }[] }).messages ?? [])
+          .filter((x) => x.role === "tool")
+          .map((x) => JSON.stringify(x.content));
+        expect(toolResults.join("\n")).toMatch(/id_rsa: No such file or directory/);
+        expect(toolResults.join("\n")).not.toContain(SECRET);
+      } finally {
+        conductor.close();
+      }
 
-    await m.stop(project);
-    expect(existsSync(settingsFile)).toBe(false);
-  }, SLOW);
+      await m.stop(project);
+      expect(existsSync(settingsFile)).toBe(false);
+    },
+    SLOW,
+  );
 
   it("a missing srt refuses to start the instance (never unsandboxed)", async () => {
     const m = manager({ srtBinary: join(root, "no-such-srt") });

@@ -11,7 +11,17 @@ import { getProviderCatalog, listModels } from "../../../src/core/catalog/models
 import { serverStatus } from "../../../src/core/catalog/status.js";
 import { EventHub } from "../../../src/core/event-hub.js";
 import { V1Engine } from "../../../src/core/engine/v1.js";
-import { compactSession, deleteSession, exportSession, forkSession, renameSession, revertSession, sessionTodo, shellInSession, unrevertSession } from "../../../src/core/sessions/actions.js";
+import {
+  compactSession,
+  deleteSession,
+  exportSession,
+  forkSession,
+  renameSession,
+  revertSession,
+  sessionTodo,
+  shellInSession,
+  unrevertSession,
+} from "../../../src/core/sessions/actions.js";
 import { listSessions } from "../../../src/core/sessions/rows.js";
 import { sessionDiff } from "../../../src/core/sessions/diff.js";
 import { sessionInfo } from "../../../src/core/sessions/info.js";
@@ -79,7 +89,13 @@ describe("core sessions (e2e)", () => {
 
   it("reports info, todo and export", async () => {
     const { sessionId } = await workedSession("info");
-    expect(await sessionInfo(ctx, sessionId)).toMatchObject({ id: sessionId, title: "core sessions e2e info", directory: oc.directory, status: "idle", model: "fake/scripted" });
+    expect(await sessionInfo(ctx, sessionId)).toMatchObject({
+      id: sessionId,
+      title: "core sessions e2e info",
+      directory: oc.directory,
+      status: "idle",
+      model: "fake/scripted",
+    });
     expect(await sessionTodo(ctx, sessionId)).toEqual([]);
     const exported = await exportSession(ctx, sessionId);
     expect(exported.session.id).toBe(sessionId);
@@ -102,7 +118,12 @@ describe("core sessions (e2e)", () => {
     expect(all.map((s) => s.id)).toEqual(expect.arrayContaining([sessionId, fork.id]));
     // Newest first by `updated`; a rename does not touch `updated` in 1.18.33, so the fork (the newest) leads.
     expect(all[0]!.id).toBe(fork.id);
-    expect(all.map((s) => s.updated)).toEqual(all.map((s) => s.updated).sort().reverse());
+    expect(all.map((s) => s.updated)).toEqual(
+      all
+        .map((s) => s.updated)
+        .sort()
+        .reverse(),
+    );
   });
 
   it("reverts the turn's file and brings it back", async () => {

@@ -84,7 +84,10 @@ describe("a 2 MB argument to every tool", () => {
       const loop = monitorEventLoopDelay({ resolution: 5 });
       loop.enable();
       const started = Date.now();
-      const [answer, beside] = await Promise.all([client.callTool({ name, arguments: args }) as Promise<CallToolResult>, client.callTool({ name: "oc_status", arguments: {} }) as Promise<CallToolResult>]);
+      const [answer, beside] = await Promise.all([
+        client.callTool({ name, arguments: args }) as Promise<CallToolResult>,
+        client.callTool({ name: "oc_status", arguments: {} }) as Promise<CallToolResult>,
+      ]);
       const took = Date.now() - started;
       loop.disable();
       stalls.push(loop.max / 1e6);

@@ -101,9 +101,18 @@ describe.each([
   ["Claude Desktop", undefined],
 ] as const)("the %s snippet of docs/clients.md", (heading, call) => {
   it("starts our server, which lists its tools" + (call ? " and answers oc_status from the snippet's opencode" : ""), async () => {
-    const entry = (JSON.parse(localize(docSnippet(heading, "json"), values(), "json")) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> }).mcpServers.opencode!;
+    const entry = (
+      JSON.parse(localize(docSnippet(heading, "json"), values(), "json")) as {
+        mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }>;
+      }
+    ).mcpServers.opencode!;
     expect([entry.command, ...entry.args]).toEqual([process.execPath, CLI]);
-    const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_CONDUCTOR_STATE_DIR: values().stateDir, ...entry.env }, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: entry.command,
+      args: entry.args,
+      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_CONDUCTOR_STATE_DIR: values().stateDir, ...entry.env },
+      stderr: "pipe",
+    });
     const client = new Client({ name: heading, version: "0" });
     await client.connect(transport);
     try {

@@ -26,7 +26,13 @@ let slowReply = 0;
 const outputs: ToolCall[] = [];
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
-  return { OPENCODE_URL: server.url, OPENCODE_PASSWORD: server.password, OPENCODE_CONDUCTOR_DIRECTORY: server.directory, OPENCODE_CONDUCTOR_STATE_DIR: stateDir, ...extra };
+  return {
+    OPENCODE_URL: server.url,
+    OPENCODE_PASSWORD: server.password,
+    OPENCODE_CONDUCTOR_DIRECTORY: server.directory,
+    OPENCODE_CONDUCTOR_STATE_DIR: stateDir,
+    ...extra,
+  };
 }
 
 async function call(mcp: McpSession, tool: string, args: Record<string, unknown>): Promise<ToolCall> {
@@ -75,9 +81,19 @@ describe("approvals", () => {
     const form = forms.at(-1)!;
     expect(form.message).toContain(`echo approved > ${marker}`);
     expect(form.message).toContain("bash");
-    expect((form as { requestedSchema: { properties: Record<string, { enum?: string[] }> } }).requestedSchema.properties.decision!.enum).toEqual(["once", "always", "reject"]);
+    expect((form as { requestedSchema: { properties: Record<string, { enum?: string[] }> } }).requestedSchema.properties.decision!.enum).toEqual([
+      "once",
+      "always",
+      "reject",
+    ]);
     const approval = audit().find((e) => e.by === "human" && e.decision === "once");
-    expect(approval).toMatchObject({ tool: "oc_delegate", session_id: r.data.session_id, outcome: "ok", client: { name: "e2e-test-client" }, detail: { permission: "bash", action: "accept" } });
+    expect(approval).toMatchObject({
+      tool: "oc_delegate",
+      session_id: r.data.session_id,
+      outcome: "ok",
+      client: { name: "e2e-test-client" },
+      detail: { permission: "bash", action: "accept" },
+    });
   });
 
   it("a person's decline rejects the request with the reason; the agent is told and the turn ends", async () => {
@@ -114,9 +130,16 @@ describe("approvals", () => {
       expect(r.data.refused_approvals).toEqual([
         expect.objectContaining({ request_id: pending[0]!.id, session_id: sessionId, kind: "permission", by: "client", outcome: "returned", action }),
       ]);
-      expect(r.text).toContain(`Approvals not given during this call:\n- permission bash: echo headless > ${marker}: the client ${action === "cancel" ? "cancelled" : "declined"} the form in `);
+      expect(r.text).toContain(
+        `Approvals not given during this call:\n- permission bash: echo headless > ${marker}: the client ${action === "cancel" ? "cancelled" : "declined"} the form in `,
+      );
       expect(audit().filter((e) => e.session_id === sessionId && e.decision === "returned")).toEqual([
-        expect.objectContaining({ tool: "oc_delegate", by: "client", outcome: "returned", detail: expect.objectContaining({ request_id: pending[0]!.id, action, permission: "bash" }) }),
+        expect.objectContaining({
+          tool: "oc_delegate",
+          by: "client",
+          outcome: "returned",
+          detail: expect.objectContaining({ request_id: pending[0]!.id, action, permission: "bash" }),
+        }),
       ]);
 
       // opencode agrees: the request is still open, nothing ran, and the session waits on it.
@@ -136,7 +159,11 @@ describe("approvals", () => {
       expect(readFileSync(marker, "utf8").trim()).toBe("headless");
       const after = (await readMessages(oc, sessionId)).flatMap((m) => m.parts).find((p) => p.type === "tool" && p.tool === "bash");
       expect(after?.type === "tool" && after.state.status).toBe("completed");
-      expect(audit().filter((e) => e.tool === "oc_answer").at(-1)).toMatchObject({ by: "model", decision: "once" });
+      expect(
+        audit()
+          .filter((e) => e.tool === "oc_answer")
+          .at(-1),
+      ).toMatchObject({ by: "model", decision: "once" });
     });
   }
 
@@ -216,7 +243,15 @@ describe("gates", () => {
     expect(r.text).toMatch(/^CHECKS_FAILED/);
     expect(r.text).toContain("still broken");
     const line = audit().find((e) => e.tool === "oc_delegate" && e.session_id === r.data.session_id);
-    expect(line).toMatchObject({ outcome: "checks_failed", detail: { checks: [{ round: 1, passed: false, exit: 3 }, { round: 2, passed: false, exit: 3 }] } });
+    expect(line).toMatchObject({
+      outcome: "checks_failed",
+      detail: {
+        checks: [
+          { round: 1, passed: false, exit: 3 },
+          { round: 2, passed: false, exit: 3 },
+        ],
+      },
+    });
   });
 });
 
@@ -239,7 +274,10 @@ describe("budgets", () => {
       expect(existsSync(file(3))).toBe(false);
       expect(server.model.requestsFor(r.data.session_id as string).filter((q) => q.kind === "chat").length).toBeLessThanOrEqual(2);
       expect(r.text).toMatch(/^BUDGET_EXCEEDED/);
-      expect(audit().find((e) => e.tool === "oc_delegate" && e.session_id === r.data.session_id)).toMatchObject({ outcome: "budget_exceeded", detail: { budget: { exceeded: true } } });
+      expect(audit().find((e) => e.tool === "oc_delegate" && e.session_id === r.data.session_id)).toMatchObject({
+        outcome: "budget_exceeded",
+        detail: { budget: { exceeded: true } },
+      });
     } finally {
       server.model.clear(); // the steps the budget cut off
     }
@@ -253,7 +291,14 @@ describe("budgets", () => {
       text("Batch task done.", { usage }),
     );
     try {
-      const r = await call(human, "oc_delegate_parallel", { tasks: [{ task: "first", permissions: "auto" }, { task: "second", permissions: "auto" }], concurrency: 1, max_tokens: 50 });
+      const r = await call(human, "oc_delegate_parallel", {
+        tasks: [
+          { task: "first", permissions: "auto" },
+          { task: "second", permissions: "auto" },
+        ],
+        concurrency: 1,
+        max_tokens: 50,
+      });
       expect(r.data.counts, r.text).toEqual({ budget_exceeded: 1, not_started: 1 });
       expect(r.data.budget).toMatchObject({ exceeded: true, max_tokens: 50 });
       expect((r.data.results as { error?: { name: string } }[])[1]!.error?.name).toBe("BudgetExceeded");

@@ -46,7 +46,12 @@ const headers = (extra: Record<string, string> = {}) => ({
   accept: "application/json, text/event-stream",
   ...extra,
 });
-const initialize = (id = 1) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw-spec", version: "1" } } });
+const initialize = (id = 1) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "initialize",
+  params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "raw-spec", version: "1" } },
+});
 
 type Event = EventSourceMessage & { json?: { id?: number; method?: string; result?: Record<string, unknown>; params?: Record<string, unknown> } };
 
@@ -80,7 +85,11 @@ async function openSession(): Promise<string> {
   // The priming event: an id and an empty data line, with the reconnection delay.
   expect(events[0]).toMatchObject({ data: "" });
   expect(events[0]!.id).toBeTruthy();
-  const initialized = await fetch(cli.url, { method: "POST", headers: headers({ "mcp-session-id": sessionId, "mcp-protocol-version": PROTOCOL }), body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) });
+  const initialized = await fetch(cli.url, {
+    method: "POST",
+    headers: headers({ "mcp-session-id": sessionId, "mcp-protocol-version": PROTOCOL }),
+    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+  });
   expect(initialized.status).toBe(202);
   return sessionId;
 }
@@ -103,7 +112,8 @@ describe("Streamable HTTP, 2025-11-25", () => {
     const foreign = await rawPost(JSON.stringify(initialize()), { origin: "http://evil.example" });
     expect(foreign).toMatchObject({ status: 403 });
     expect((foreign as { body: string }).body).toContain("OPENCODE_CONDUCTOR_HTTP_ORIGINS");
-    for (const origin of ["null", "http://127.0.0.1.evil.example", "https://app.example.evil"]) expect(await rawPost(JSON.stringify(initialize()), { origin })).toMatchObject({ status: 403 });
+    for (const origin of ["null", "http://127.0.0.1.evil.example", "https://app.example.evil"])
+      expect(await rawPost(JSON.stringify(initialize()), { origin })).toMatchObject({ status: 403 });
     for (const origin of [`http://localhost:${cli.port}`, "http://127.0.0.1:3000", ALLOWED]) {
       expect(await rawPost(JSON.stringify(initialize()), { origin }), origin).toMatchObject({ status: 200 });
     }
@@ -125,9 +135,19 @@ describe("Streamable HTTP, 2025-11-25", () => {
       text("Both files written.", { delayMs: 1_500 }),
     );
     const sessionId = await openSession();
-    const call = { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "oc_delegate", arguments: { task: "Write both files", permissions: "auto" }, _meta: { progressToken: "p7" } } };
+    const call = {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "oc_delegate", arguments: { task: "Write both files", permissions: "auto" }, _meta: { progressToken: "p7" } },
+    };
     const drop = new AbortController();
-    const res = await fetch(cli.url, { method: "POST", headers: headers({ "mcp-session-id": sessionId, "mcp-protocol-version": PROTOCOL }), body: JSON.stringify(call), signal: drop.signal });
+    const res = await fetch(cli.url, {
+      method: "POST",
+      headers: headers({ "mcp-session-id": sessionId, "mcp-protocol-version": PROTOCOL }),
+      body: JSON.stringify(call),
+      signal: drop.signal,
+    });
     expect(res.status).toBe(200);
     // Read up to the first progress notification, then drop the connection.
     const before = await readEvents(res, (e) => e.json?.method === "notifications/progress");
@@ -138,7 +158,16 @@ describe("Streamable HTTP, 2025-11-25", () => {
     // While nobody listens, the agent writes the second file (its model is asked a third time).
     await opencode.model.waitForRequests(3, { kind: "chat", timeoutMs: 60_000 });
 
-    const resumed = await fetch(cli.url, { method: "GET", headers: { authorization: `Bearer ${TOKEN}`, accept: "text/event-stream", "mcp-session-id": sessionId, "mcp-protocol-version": PROTOCOL, "last-event-id": lastSeen.id! } });
+    const resumed = await fetch(cli.url, {
+      method: "GET",
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        accept: "text/event-stream",
+        "mcp-session-id": sessionId,
+        "mcp-protocol-version": PROTOCOL,
+        "last-event-id": lastSeen.id!,
+      },
+    });
     expect(resumed.status).toBe(200);
     const after = await readEvents(resumed, (e) => e.json?.id === 7);
     const missed = after.filter((e) => e.json?.method === "notifications/progress");

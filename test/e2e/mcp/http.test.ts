@@ -20,12 +20,21 @@ const TOKEN = "test-token-0123456789abcdef";
 /** A raw POST, so headers (Host, Authorization) are exactly what the test says. */
 function rawPost(port: number, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/mcp",
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on("error", reject);
     req.end(JSON.stringify(body));
   });
@@ -103,7 +112,11 @@ describe("MCP server over Streamable HTTP", () => {
   });
 
   it("answers 404 for an unknown session id, so clients re-initialize", async () => {
-    const r = await rawPost(cli.port, { host: `127.0.0.1:${cli.port}`, authorization: `Bearer ${TOKEN}`, "mcp-session-id": "nope" }, { jsonrpc: "2.0", id: 2, method: "tools/list" });
+    const r = await rawPost(
+      cli.port,
+      { host: `127.0.0.1:${cli.port}`, authorization: `Bearer ${TOKEN}`, "mcp-session-id": "nope" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    );
     expect(r.status).toBe(404);
   });
 

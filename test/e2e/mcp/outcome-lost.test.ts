@@ -125,7 +125,9 @@ describe("the MCP server SIGKILLed during an instance task", () => {
       send({ id: 2, method: "tools/call", params: { name: "oc_delegate", arguments: { task: "a long task", directory: project, isolation: "instance" } } });
       await server.model.waitForRequests(1, { kind: "chat", timeoutMs: 120_000 });
 
-      const registry = JSON.parse(readFileSync(join(stateDir, "instances.json"), "utf8")) as { instances: Array<{ pid: number; sessions: Array<{ id: string }> }> };
+      const registry = JSON.parse(readFileSync(join(stateDir, "instances.json"), "utf8")) as {
+        instances: Array<{ pid: number; sessions: Array<{ id: string }> }>;
+      };
       expect(registry.instances).toHaveLength(1);
       const instance = registry.instances[0]!;
       expect(instance.sessions).toHaveLength(1); // recorded when the task started, while it runs

@@ -44,12 +44,22 @@ async function recorded(sessionId: string) {
   const last = replies.at(-1)?.info;
   const error = last?.role === "assistant" ? (last.error as { name: string; data?: { statusCode?: number } } | undefined) : undefined;
   const toolError = replies.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" && p.state.status === "error" ? [p.state.error] : []))).at(-1);
-  const texts = replies.map((m) => m.parts.flatMap((p) => (p.type === "text" && !p.synthetic ? [p.text] : [])).join("\n").trim()).filter(Boolean);
+  const texts = replies
+    .map((m) =>
+      m.parts
+        .flatMap((p) => (p.type === "text" && !p.synthetic ? [p.text] : []))
+        .join("\n")
+        .trim(),
+    )
+    .filter(Boolean);
   return { replies: replies.length, error, toolError, answer: texts.at(-1) ?? "", completed: last?.role === "assistant" && last.time.completed !== undefined };
 }
 
 function auditLines(): Array<Record<string, unknown>> {
-  return readFileSync(join(stateDir, "audit.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(join(stateDir, "audit.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** The conductor's report of one row's task against what opencode recorded. */

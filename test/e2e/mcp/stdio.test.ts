@@ -29,7 +29,22 @@ describe("MCP server over stdio", () => {
   it("lists the default tools with annotations and output schemas", async () => {
     const { tools } = await mcp.client.listTools();
     const names = tools.map((t) => t.name);
-    for (const name of ["oc_delegate", "oc_delegate_parallel", "oc_ask", "oc_send", "oc_wait", "oc_result", "oc_interrupt", "oc_pending", "oc_answer", "oc_sessions", "oc_session", "oc_status", "oc_models", "oc_catalog"]) {
+    for (const name of [
+      "oc_delegate",
+      "oc_delegate_parallel",
+      "oc_ask",
+      "oc_send",
+      "oc_wait",
+      "oc_result",
+      "oc_interrupt",
+      "oc_pending",
+      "oc_answer",
+      "oc_sessions",
+      "oc_session",
+      "oc_status",
+      "oc_models",
+      "oc_catalog",
+    ]) {
       expect(names).toContain(name);
     }
     for (const tool of tools) {
@@ -161,7 +176,10 @@ describe("MCP server over stdio", () => {
     const raw = readFileSync(path, "utf8");
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(raw).not.toContain(server.password);
-    const entries = raw.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const entries = raw
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const tools = entries.map((e) => e.tool);
     // Read-only tools (oc_status, oc_wait, oc_pending, oc_sessions, oc_models, oc_catalog) are not audited.
     expect(tools).not.toContain("oc_status");

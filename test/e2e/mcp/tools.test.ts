@@ -104,7 +104,16 @@ describe("MCP tools over stdio", () => {
   });
 
   it("oc_answer dismisses a question with decision reject; opencode then ends the turn", async () => {
-    const questions = [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }];
+    const questions = [
+      {
+        question: "Which color?",
+        header: "Color",
+        options: [
+          { label: "Red", description: "warm" },
+          { label: "Blue", description: "cool" },
+        ],
+      },
+    ];
     server.model.queue(toolCall("question", { questions }));
     const blocked = await mcp.call("oc_delegate", { task: "Pick a color" });
     expect(blocked.data.status, blocked.text).toBe("blocked");

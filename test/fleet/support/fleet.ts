@@ -34,7 +34,20 @@ export interface WorkerOptions {
 
 export async function startWorker(o: WorkerOptions): Promise<TestWorker> {
   const workspace = await mkdtemp(join(tmpdir(), `occ-ws-${o.id}-`));
-  const args = [CLI, "worker", "--queue", o.queueUrl, "--workspace", workspace, "--id", o.id, "--concurrency", String(o.concurrency ?? 4), "--lock-s", String(o.lockS ?? 4)];
+  const args = [
+    CLI,
+    "worker",
+    "--queue",
+    o.queueUrl,
+    "--workspace",
+    workspace,
+    "--id",
+    o.id,
+    "--concurrency",
+    String(o.concurrency ?? 4),
+    "--lock-s",
+    String(o.lockS ?? 4),
+  ];
   for (const r of o.roots ?? []) args.push("--root", r);
   for (const l of o.limits ?? []) args.push("--limit", l);
   const child: ChildProcess = spawn(process.execPath, args, {

@@ -19,7 +19,10 @@ export interface TestRedis {
 
 export function redisServerPath(): string {
   const found = spawnSync("sh", ["-c", "command -v redis-server"], { encoding: "utf8" }).stdout.trim();
-  if (!found) throw new Error("redis-server is not installed: the fleet tests need a real Redis. Install it: apt-get install -y redis-server (scripts/test-prereqs.sh does so when run as root).");
+  if (!found)
+    throw new Error(
+      "redis-server is not installed: the fleet tests need a real Redis. Install it: apt-get install -y redis-server (scripts/test-prereqs.sh does so when run as root).",
+    );
   return found;
 }
 
@@ -29,7 +32,24 @@ export async function startRedis(): Promise<TestRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
   const launch = async () => {
-    const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes", "--logfile", join(dir, "redis.log")];
+    const args = [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+      "--save",
+      "",
+      "--protected-mode",
+      "yes",
+      "--logfile",
+      join(dir, "redis.log"),
+    ];
     const c = spawn(binary, args, { stdio: "ignore" });
     child = c;
     registerPid(c.pid!, "redis-server", dir);

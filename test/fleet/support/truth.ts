@@ -20,7 +20,12 @@ export async function recorded(opencode: TestOpencode, sessionId: string, direct
     const textOf = (m: (typeof messages)[number] | undefined) =>
       (m?.parts ?? []).flatMap((p) => (p.type === "text" && !("synthetic" in p && p.synthetic) ? [p.text] : [])).join("");
     const info = last?.info as { time?: { completed?: number }; error?: { name?: string } } | undefined;
-    return { prompt: textOf(user), answer: textOf(last).trim(), completed: info?.time?.completed !== undefined, ...(info?.error?.name ? { error: info.error.name } : {}) };
+    return {
+      prompt: textOf(user),
+      answer: textOf(last).trim(),
+      completed: info?.time?.completed !== undefined,
+      ...(info?.error?.name ? { error: info.error.name } : {}),
+    };
   } finally {
     c.close();
   }

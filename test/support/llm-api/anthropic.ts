@@ -9,7 +9,9 @@ type Block = { type?: string; content?: unknown; [key: string]: unknown };
 function conversation(body: Record<string, unknown>): Conversation {
   const tools = ((body.tools as Array<{ name?: string }> | undefined) ?? []).flatMap((t) => (t.name ? [t.name] : []));
   const messages = (body.messages as Array<{ role: string; content: unknown }> | undefined) ?? [];
-  const toolResults = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]).filter((b) => b.type === "tool_result").map((b) => textOf(b.content)) : []));
+  const toolResults = messages.flatMap((m) =>
+    Array.isArray(m.content) ? (m.content as Block[]).filter((b) => b.type === "tool_result").map((b) => textOf(b.content)) : [],
+  );
   return { tools, toolResults };
 }
 
@@ -17,7 +19,8 @@ let ids = 0;
 
 function message(step: Step, model: string) {
   ids += 1;
-  const content = step.kind === "tool" ? [{ type: "tool_use", id: `toolu_scripted_${ids}`, name: step.name, input: step.args }] : [{ type: "text", text: step.text }];
+  const content =
+    step.kind === "tool" ? [{ type: "tool_use", id: `toolu_scripted_${ids}`, name: step.name, input: step.args }] : [{ type: "text", text: step.text }];
   return {
     id: `msg_scripted_${ids}`,
     type: "message",
@@ -39,7 +42,10 @@ function stream(res: ServerResponse, m: ReturnType<typeof message>): void {
     { event: "content_block_start", data: { type: "content_block_start", index: 0, content_block: start } },
     { event: "content_block_delta", data: { type: "content_block_delta", index: 0, delta } },
     { event: "content_block_stop", data: { type: "content_block_stop", index: 0 } },
-    { event: "message_delta", data: { type: "message_delta", delta: { stop_reason: m.stop_reason, stop_sequence: null }, usage: { output_tokens: m.usage.output_tokens } } },
+    {
+      event: "message_delta",
+      data: { type: "message_delta", delta: { stop_reason: m.stop_reason, stop_sequence: null }, usage: { output_tokens: m.usage.output_tokens } },
+    },
     { event: "message_stop", data: { type: "message_stop" } },
   ]);
 }

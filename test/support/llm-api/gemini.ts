@@ -9,7 +9,9 @@ import { textOf, type ClientPlan, type Conversation, type Step } from "./script.
 type Part = { functionResponse?: { response?: unknown }; [key: string]: unknown };
 
 function conversation(body: Record<string, unknown>): Conversation {
-  const declarations = ((body.tools as Array<{ functionDeclarations?: Array<{ name?: string }> }> | undefined) ?? []).flatMap((t) => t.functionDeclarations ?? []);
+  const declarations = ((body.tools as Array<{ functionDeclarations?: Array<{ name?: string }> }> | undefined) ?? []).flatMap(
+    (t) => t.functionDeclarations ?? [],
+  );
   const tools = declarations.flatMap((d) => (d.name ? [d.name] : []));
   const contents = (body.contents as Array<{ parts?: Part[] }> | undefined) ?? [];
   const toolResults = contents.flatMap((c) => (c.parts ?? []).filter((p) => p.functionResponse).map((p) => textOf(p.functionResponse!.response)));

@@ -23,23 +23,59 @@ function item(step: Step): Record<string, unknown> {
   ids += 1;
   const [namespace, name] = step.kind === "tool" && step.name.includes(".") ? step.name.split(".", 2) : [undefined, step.kind === "tool" ? step.name : ""];
   return step.kind === "tool"
-    ? { type: "function_call", id: `fc_scripted_${ids}`, call_id: `call_scripted_${ids}`, name, ...(namespace ? { namespace } : {}), arguments: JSON.stringify(step.args), status: "completed" }
-    : { type: "message", id: `msg_scripted_${ids}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: step.text, annotations: [] }] };
+    ? {
+        type: "function_call",
+        id: `fc_scripted_${ids}`,
+        call_id: `call_scripted_${ids}`,
+        name,
+        ...(namespace ? { namespace } : {}),
+        arguments: JSON.stringify(step.args),
+        status: "completed",
+      }
+    : {
+        type: "message",
+        id: `msg_scripted_${ids}`,
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: step.text, annotations: [] }],
+      };
 }
 
 function stream(res: ServerResponse, model: string, out: Record<string, unknown>): void {
   const id = `resp_scripted_${ids}`;
   const response = { id, object: "response", created_at: Math.floor(Date.now() / 1000), model, status: "in_progress", output: [] as unknown[] };
-  const usage = { input_tokens: 100, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 120 };
-  const text = out.type === "message" ? ((out.content as Array<{ text: string }>)[0]!.text) : undefined;
+  const usage = {
+    input_tokens: 100,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 20,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 120,
+  };
+  const text = out.type === "message" ? (out.content as Array<{ text: string }>)[0]!.text : undefined;
   sendSse(res, [
     { event: "response.created", data: { type: "response.created", sequence_number: 0, response } },
-    { event: "response.output_item.added", data: { type: "response.output_item.added", sequence_number: 1, output_index: 0, item: { ...out, status: "in_progress", ...(text !== undefined ? { content: [] } : {}) } } },
+    {
+      event: "response.output_item.added",
+      data: {
+        type: "response.output_item.added",
+        sequence_number: 1,
+        output_index: 0,
+        item: { ...out, status: "in_progress", ...(text !== undefined ? { content: [] } : {}) },
+      },
+    },
     ...(text !== undefined
-      ? [{ event: "response.output_text.delta", data: { type: "response.output_text.delta", sequence_number: 2, item_id: out.id, output_index: 0, content_index: 0, delta: text } }]
+      ? [
+          {
+            event: "response.output_text.delta",
+            data: { type: "response.output_text.delta", sequence_number: 2, item_id: out.id, output_index: 0, content_index: 0, delta: text },
+          },
+        ]
       : []),
     { event: "response.output_item.done", data: { type: "response.output_item.done", sequence_number: 3, output_index: 0, item: out } },
-    { event: "response.completed", data: { type: "response.completed", sequence_number: 4, response: { ...response, status: "completed", output: [out], usage } } },
+    {
+      event: "response.completed",
+      data: { type: "response.completed", sequence_number: 4, response: { ...response, status: "completed", output: [out], usage } },
+    },
   ]);
 }
 

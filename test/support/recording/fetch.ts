@@ -17,7 +17,10 @@ export interface Recorder {
  * `match` names the operation of a request (default: the 1.x table); a 2.x recording passes one
  * built from the server's own document.
  */
-export function createRecorder(base: Fetch = (request) => globalThis.fetch(request), match: (method: string, path: string) => string | undefined = operationFor): Recorder {
+export function createRecorder(
+  base: Fetch = (request) => globalThis.fetch(request),
+  match: (method: string, path: string) => string | undefined = operationFor,
+): Recorder {
   const started = performance.now();
   const interactions: Interaction[] = [];
   const elapsed = (since = started) => Math.round(performance.now() - since);

@@ -33,7 +33,12 @@ export async function recordToolScenario(scenario: ToolScenario, scrub: (raw: Fi
         const result = await mcp.call(step.tool, args, { timeoutMs: 120_000 });
         results.push(result);
         const status = typeof result.data.status === "string" ? result.data.status : undefined;
-        calls.push({ atMs, tool: step.tool, arguments: args, recorded: { isError: result.isError, ...(status ? { status } : {}), text: result.text.slice(0, 300) } });
+        calls.push({
+          atMs,
+          tool: step.tool,
+          arguments: args,
+          recorded: { isError: result.isError, ...(status ? { status } : {}), text: result.text.slice(0, 300) },
+        });
       }
     } finally {
       await mcp.close();

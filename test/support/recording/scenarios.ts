@@ -30,13 +30,25 @@ async function settled(watch: SessionWatch): Promise<void> {
   const terminalAt = () =>
     watch.events.findLastIndex((e) => {
       if (e.type === "session.error") return !watch.events.some((m) => m.type === "message.updated" && m.properties.info.role === "assistant");
-      return e.type === "message.updated" && e.properties.info.role === "assistant" && (e.properties.info.time.completed !== undefined || e.properties.info.error !== undefined);
+      return (
+        e.type === "message.updated" &&
+        e.properties.info.role === "assistant" &&
+        (e.properties.info.time.completed !== undefined || e.properties.info.error !== undefined)
+      );
     });
   await watch.waitFor("the recorded end of the turn", (e) => e.type === "session.idle" && terminalAt() >= 0 && watch.events.indexOf(e) > terminalAt());
 }
 
 /** A failing turn: the model answers `steps`; the recording runs until opencode recorded the end. */
-function endScenario(name: ScenarioName, steps: Step[], o: { model?: { providerID: string; modelID: string }; server?: StartOpencodeOptions; during?: (client: OpencodeClient, id: string, watch: SessionWatch) => Promise<void> } = {}): Scenario {
+function endScenario(
+  name: ScenarioName,
+  steps: Step[],
+  o: {
+    model?: { providerID: string; modelID: string };
+    server?: StartOpencodeOptions;
+    during?: (client: OpencodeClient, id: string, watch: SessionWatch) => Promise<void>;
+  } = {},
+): Scenario {
   return {
     name,
     ...(o.server ? { server: o.server } : {}),
@@ -56,10 +68,11 @@ function endScenario(name: ScenarioName, steps: Step[], o: { model?: { providerI
   };
 }
 
-const abortAfter = (what: string, match: (e: { type: string; properties?: unknown }) => boolean) => async (client: OpencodeClient, id: string, watch: SessionWatch) => {
-  await watch.waitFor(what, match as (e: unknown) => boolean);
-  await client.call("session.abort", { path: { sessionID: id } });
-};
+const abortAfter =
+  (what: string, match: (e: { type: string; properties?: unknown }) => boolean) => async (client: OpencodeClient, id: string, watch: SessionWatch) => {
+    await watch.waitFor(what, match as (e: unknown) => boolean);
+    await client.call("session.abort", { path: { sessionID: id } });
+  };
 
 export const scenarios: Scenario[] = [
   {
@@ -67,7 +80,10 @@ export const scenarios: Scenario[] = [
     async run(client) {
       const created = await createSession(client, "crud");
       const listed = await client.call("session.list");
-      check(listed.some((s) => s.id === created.id), "session.list misses the new session");
+      check(
+        listed.some((s) => s.id === created.id),
+        "session.list misses the new session",
+      );
       await client.call("session.get", { path: { sessionID: created.id } });
       const missing = await client.call("session.get", { path: { sessionID: MISSING_SESSION } }).catch((e: unknown) => e);
       check(missing instanceof NotFoundError, "session.get of a missing id did not give 404");
@@ -118,7 +134,10 @@ export const scenarios: Scenario[] = [
       const session = await createSession(client, "retry failure");
       server.model.forSession(session.id).queue(times(6, httpError(429, { retryAfterMs: 200 })));
       const turn = await promptAndWait(client, session.id, "hello", { timeoutMs: 60_000 });
-      check(turn.events.some((e) => e.type === "session.error"), "no session.error");
+      check(
+        turn.events.some((e) => e.type === "session.error"),
+        "no session.error",
+      );
     },
   },
   endScenario("end-error-400", [httpError(400)]),
@@ -139,12 +158,30 @@ export const scenarios: Scenario[] = [
       await client.call("permission.reply", { path: { requestID: (asked.properties as { id: string }).id }, body: { reply: "reject" } });
     },
   }),
-  endScenario("end-question-rejected", [toolCall("question", { questions: [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }] }), text("never sent")], {
-    during: async (client, _id, watch) => {
-      const asked = await watch.waitFor("question.asked", (e) => e.type === "question.asked");
-      await client.call("question.reject", { path: { requestID: (asked.properties as { id: string }).id } });
+  endScenario(
+    "end-question-rejected",
+    [
+      toolCall("question", {
+        questions: [
+          {
+            question: "Which color?",
+            header: "Color",
+            options: [
+              { label: "Red", description: "warm" },
+              { label: "Blue", description: "cool" },
+            ],
+          },
+        ],
+      }),
+      text("never sent"),
+    ],
+    {
+      during: async (client, _id, watch) => {
+        const asked = await watch.waitFor("question.asked", (e) => e.type === "question.asked");
+        await client.call("question.reject", { path: { requestID: (asked.properties as { id: string }).id } });
+      },
     },
-  }),
+  ),
   {
     name: "providers",
     async run(client) {

@@ -32,7 +32,9 @@ const ID = /\b(ses|msg|prt|per|que|evt|wrk|pty|frm)_[0-9A-Za-z]{16,}\b|\bcall_\d
 
 export function scrubFixture(raw: Fixture, context: ScrubContext): Fixture {
   // Absolute paths also appear relative to "/" (Session.path of a project outside git).
-  const relative = context.replace.filter(([from]) => from.startsWith("/") && from.length > 1).map(([from, to]): [string, string] => [from.slice(1), to.replace(/^\//, "")]);
+  const relative = context.replace
+    .filter(([from]) => from.startsWith("/") && from.length > 1)
+    .map(([from, to]): [string, string] => [from.slice(1), to.replace(/^\//, "")]);
   const replacements = [...context.replace, ...relative].filter(([from]) => from.length > 0).sort((a, b) => b[0].length - a[0].length);
   const ids = new Map<string, string>();
   const slugs = new Map<string, string>();
@@ -110,7 +112,13 @@ export function scrubFixture(raw: Fixture, context: ScrubContext): Fixture {
   if (truncated) notes.push(`truncated ${truncated} strings longer than ${MAX_STRING} chars`);
   // After the interactions, so the calls' ids get the names the traffic gave them.
   const calls = raw.calls?.map((c) => ({ ...c, arguments: scrub(c.arguments) as Record<string, unknown>, recorded: scrub(c.recorded) as typeof c.recorded }));
-  const fixture: Fixture = { scenario: raw.scenario, opencodeVersion: raw.opencodeVersion, ...(notes.length ? { notes } : {}), ...(calls ? { calls } : {}), interactions };
+  const fixture: Fixture = {
+    scenario: raw.scenario,
+    opencodeVersion: raw.opencodeVersion,
+    ...(notes.length ? { notes } : {}),
+    ...(calls ? { calls } : {}),
+    interactions,
+  };
   assertClean(fixture, context, replacements);
   return fixture;
 }

@@ -84,7 +84,18 @@ export const toolScenarios: ToolScenario[] = [
   {
     name: "delegate-blocked-question",
     setup: script(
-      toolCall("question", { questions: [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }] }),
+      toolCall("question", {
+        questions: [
+          {
+            question: "Which color?",
+            header: "Color",
+            options: [
+              { label: "Red", description: "warm" },
+              { label: "Blue", description: "cool" },
+            ],
+          },
+        ],
+      }),
       text("Blue it is."),
     ),
     calls: [
@@ -147,7 +158,14 @@ export const toolScenarios: ToolScenario[] = [
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "abort" }) },
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "shell", command: "echo shell-out" }) },
       // Back to before the first prompt (the first message listed by the messages call), then undone.
-      { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "revert", message_id: (v.results[1]!.data.result as { messages: Array<{ id: string }> }).messages[0]!.id }) },
+      {
+        tool: "oc_session",
+        args: (v) => ({
+          session_id: session(v),
+          action: "revert",
+          message_id: (v.results[1]!.data.result as { messages: Array<{ id: string }> }).messages[0]!.id,
+        }),
+      },
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "unrevert" }) },
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "compact" }) },
       { tool: "oc_session", args: (v) => ({ session_id: session(v), action: "archive" }) },
@@ -160,7 +178,16 @@ export const toolScenarios: ToolScenario[] = [
     setup: script(text("It is a test project."), delay(200, text("Task A done.")), text("Task B done.")),
     calls: [
       { tool: "oc_ask", args: { question: "What is this project?" } },
-      { tool: "oc_delegate_parallel", args: { tasks: [{ task: "task A", title: "A" }, { task: "task B", title: "B" }], concurrency: 1 } },
+      {
+        tool: "oc_delegate_parallel",
+        args: {
+          tasks: [
+            { task: "task A", title: "A" },
+            { task: "task B", title: "B" },
+          ],
+          concurrency: 1,
+        },
+      },
     ],
   },
   {

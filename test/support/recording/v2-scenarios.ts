@@ -88,7 +88,14 @@ export const v2Scenarios: V2Scenario[] = [
     name: "question",
     outcome: "session.execution.succeeded",
     async run(client, server, log, id) {
-      const question = { question: "Which colour?", header: "Colour", options: [{ label: "red", description: "warm" }, { label: "blue", description: "cold" }] };
+      const question = {
+        question: "Which colour?",
+        header: "Colour",
+        options: [
+          { label: "red", description: "warm" },
+          { label: "blue", description: "cold" },
+        ],
+      };
       server.model.forSession(id).queue(toolCall("question", { questions: [question] }), text("blue it is"));
       await prompt(client, id, "ask me");
       const created = await log.waitFor((e) => e.type === "form.created" && (e.data.form as { sessionID?: string }).sessionID === id);

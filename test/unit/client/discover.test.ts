@@ -94,13 +94,19 @@ describe("parseLsofListen (macOS)", () => {
 
 describe("discoverConnection: explicit options and env (no scan)", () => {
   it("explicit options win, and the steps never show a password", async () => {
-    const r = await discoverConnection({ url: "http://127.0.0.1:1234", password: "pw-secret", env: { OPENCODE_URL: "http://127.0.0.1:9", OPENCODE_PASSWORD: "other-secret" } });
+    const r = await discoverConnection({
+      url: "http://127.0.0.1:1234",
+      password: "pw-secret",
+      env: { OPENCODE_URL: "http://127.0.0.1:9", OPENCODE_PASSWORD: "other-secret" },
+    });
     expect(r.connection).toEqual({ url: "http://127.0.0.1:1234", password: "pw-secret", source: "options" });
     expect(r.steps).toEqual([{ step: "options", result: "using http://127.0.0.1:1234/ with a password" }]);
   });
 
   it("then OPENCODE_URL with OPENCODE_PASSWORD / OPENCODE_USERNAME; credentials in the URL are hidden", async () => {
-    const r = await discoverConnection({ env: { OPENCODE_URL: "http://me:inline-secret@127.0.0.1:4096", OPENCODE_PASSWORD: "env-secret", OPENCODE_USERNAME: "me" } });
+    const r = await discoverConnection({
+      env: { OPENCODE_URL: "http://me:inline-secret@127.0.0.1:4096", OPENCODE_PASSWORD: "env-secret", OPENCODE_USERNAME: "me" },
+    });
     expect(r.connection).toEqual({ url: "http://me:inline-secret@127.0.0.1:4096", password: "env-secret", username: "me", source: "env" });
     expect(r.steps.map((s) => s.step)).toEqual(["options", "env"]);
     expect(r.steps[0]!.result).toBe("no url given");

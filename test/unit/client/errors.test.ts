@@ -31,7 +31,7 @@ describe("client errors", () => {
     expect(error).toBeInstanceOf(OpencodeError);
     expect(error.status).toBe(400);
     expect(error.operationId).toBe("session.prompt_async");
-    expect(error.message).toContain('Missing key');
+    expect(error.message).toContain("Missing key");
     expect(error.serverName).toBe("BadRequest");
     expectNoSecret(error);
   });
@@ -51,7 +51,9 @@ describe("client errors", () => {
   });
 
   it("maps 401 to AuthError without leaking the password", async () => {
-    const error = await clientAnswering(401, "").call("global.health").catch((e) => e);
+    const error = await clientAnswering(401, "")
+      .call("global.health")
+      .catch((e) => e);
     expect(error).toBeInstanceOf(AuthError);
     expect(error.message).toMatch(/password/i);
     expectNoSecret(error);

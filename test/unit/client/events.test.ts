@@ -19,13 +19,17 @@ function sseStream(frames: string[], { end = true } = {}): ReadableStream<Uint8A
 const connected = JSON.stringify({ payload: { id: "evt_1", type: "server.connected", properties: {} } });
 const heartbeat = JSON.stringify({ payload: { id: "evt_2", type: "server.heartbeat", properties: {} } });
 const sync = JSON.stringify({ directory: "/p", payload: { type: "sync", syncEvent: {} } });
-const idle = (id: string) => JSON.stringify({ directory: "/p", project: "global", payload: { id: "evt_3", type: "session.idle", properties: { sessionID: id } } });
+const idle = (id: string) =>
+  JSON.stringify({ directory: "/p", project: "global", payload: { id: "evt_3", type: "session.idle", properties: { sessionID: id } } });
 
 describe("streamEvents", () => {
   it("yields typed events with their directory, skipping heartbeats and sync duplicates", async () => {
     const controller = new AbortController();
     const seen: unknown[] = [];
-    for await (const event of streamEvents(async () => sseStream([connected, heartbeat, sync, idle("ses_a")]), { signal: controller.signal, reconnect: false })) {
+    for await (const event of streamEvents(async () => sseStream([connected, heartbeat, sync, idle("ses_a")]), {
+      signal: controller.signal,
+      reconnect: false,
+    })) {
       seen.push(event);
     }
     expect(seen).toEqual([
@@ -67,12 +71,14 @@ describe("streamEvents", () => {
     await expect(async () => {
       for await (const _ of streamEvents(async () => {
         throw new AuthError("bad password", 401);
-      })) void _;
+      }))
+        void _;
     }).rejects.toBeInstanceOf(AuthError);
     await expect(async () => {
       for await (const _ of streamEvents(async () => {
         throw new TypeError("fetch failed");
-      })) void _;
+      }))
+        void _;
     }).rejects.toThrow("fetch failed");
   });
 });

@@ -48,10 +48,22 @@ describe("where the discovery files are", () => {
     const dir = await mkdtemp(join(tmpdir(), "occ-service-list-"));
     try {
       await mkdir(join(dir, "opencode"));
-      for (const name of ["service-local.json", "service.json", "service-beta.json", "service.json.1234.tmp", "service-x.json.abc.tmp", "opencode.db", "service.json~"]) {
+      for (const name of [
+        "service-local.json",
+        "service.json",
+        "service-beta.json",
+        "service.json.1234.tmp",
+        "service-x.json.abc.tmp",
+        "opencode.db",
+        "service.json~",
+      ]) {
         await writeFile(join(dir, "opencode", name), "{}");
       }
-      expect((await serviceFiles({ XDG_STATE_HOME: dir })).map((f) => f.slice(dir.length + 10))).toEqual(["service.json", "service-beta.json", "service-local.json"]);
+      expect((await serviceFiles({ XDG_STATE_HOME: dir })).map((f) => f.slice(dir.length + 10))).toEqual([
+        "service.json",
+        "service-beta.json",
+        "service-local.json",
+      ]);
       expect(await serviceFiles({ XDG_STATE_HOME: join(dir, "missing") })).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -61,7 +73,14 @@ describe("where the discovery files are", () => {
 
 describe("reading one file", () => {
   it("takes {id, version, url, pid, password} as opencode writes it, and ignores unknown keys", async () => {
-    const file = await write("service.json", { id: "0aa44e11-8477-40f5-af14-0aca71793ed4", version: "2.0.26", url: "http://127.0.0.1:49374/", pid: 4242, password: SECRET, later: true });
+    const file = await write("service.json", {
+      id: "0aa44e11-8477-40f5-af14-0aca71793ed4",
+      version: "2.0.26",
+      url: "http://127.0.0.1:49374/",
+      pid: 4242,
+      password: SECRET,
+      later: true,
+    });
     expect(await readServiceFile(file)).toEqual({
       file,
       registration: { id: "0aa44e11-8477-40f5-af14-0aca71793ed4", version: "2.0.26", url: "http://127.0.0.1:49374", pid: 4242, password: SECRET },
@@ -85,7 +104,9 @@ describe("reading one file", () => {
 
   it("does not trust a file others can write, a symlink, a directory or a huge file", async () => {
     const target = await write("real.json", { url: "http://127.0.0.1:1", pid: 5 });
-    expect(await readServiceFile(await write("service.json", { url: "http://127.0.0.1:1", pid: 5 }, 0o666))).toMatchObject({ reason: expect.stringMatching(/^writable by others \(mode 666; opencode writes it 0600\): not trusted$/) });
+    expect(await readServiceFile(await write("service.json", { url: "http://127.0.0.1:1", pid: 5 }, 0o666))).toMatchObject({
+      reason: expect.stringMatching(/^writable by others \(mode 666; opencode writes it 0600\): not trusted$/),
+    });
     const link = join(state, "service-link.json");
     await symlink(target, link);
     expect(await readServiceFile(link)).toMatchObject({ reason: "not a regular file" });
@@ -118,7 +139,11 @@ describe("liveness", () => {
     const port = await freePort();
     const file = await write("service.json", { url: `http://127.0.0.1:${port}`, pid: process.pid, password: SECRET });
     const check = await checkServiceFile(file, { timeoutMs: 1_000 });
-    expect(check.result).toMatch(new RegExp(`^stale: http://127\\.0\\.0\\.1:${port} \\(pid ${process.pid}, with a password\\): Cannot reach opencode at http://127\\.0\\.0\\.1:${port}/?\\. Is it running\\?$`));
+    expect(check.result).toMatch(
+      new RegExp(
+        `^stale: http://127\\.0\\.0\\.1:${port} \\(pid ${process.pid}, with a password\\): Cannot reach opencode at http://127\\.0\\.0\\.1:${port}/?\\. Is it running\\?$`,
+      ),
+    );
   });
 
   it("goes through every file, reports each, and finds nothing live here; a password never appears", async () => {
@@ -135,6 +160,8 @@ describe("liveness", () => {
 
   it("skips a file for another URL when one is asked for", async () => {
     const file = await write("service.json", { url: "http://127.0.0.1:9", pid: process.pid });
-    expect((await checkServiceFile(file, { url: "http://127.0.0.1:10" })).result).toBe("ignored: http://127.0.0.1:9 (pid " + process.pid + ", no password) is not the service at http://127.0.0.1:10");
+    expect((await checkServiceFile(file, { url: "http://127.0.0.1:10" })).result).toBe(
+      "ignored: http://127.0.0.1:9 (pid " + process.pid + ", no password) is not the service at http://127.0.0.1:10",
+    );
   });
 });

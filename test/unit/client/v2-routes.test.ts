@@ -84,7 +84,8 @@ describe("connecting to a 2.x server whose document lacks a required operation",
   it("refuses with an error naming the server's version and the missing operation", async () => {
     const spec = load("spec/v2/openapi.json") as { paths: Record<string, Record<string, { operationId?: string }>> };
     const trimmed = structuredClone(spec);
-    for (const item of Object.values(trimmed.paths)) for (const [method, op] of Object.entries(item)) if (op?.operationId === "session.prompt") delete item[method];
+    for (const item of Object.values(trimmed.paths))
+      for (const [method, op] of Object.entries(item)) if (op?.operationId === "session.prompt") delete item[method];
     const identity = { major: 2 as const, version: "2.0.99", via: "/api/info", specPath: "/openapi.json" };
     await expect(connectV2({ url: "http://127.0.0.1:9", identity, spec: trimmed })).rejects.toThrow(
       "opencode 2.0.99 at http://127.0.0.1:9/ lacks operations the conductor needs: session.prompt. Upgrade opencode, or report which 2.x release this is.",

@@ -76,7 +76,12 @@ describe("generated/operations.ts", () => {
   });
 
   it("flags exactly the WebSocket routes, which the spec describes only in prose", () => {
-    expect(Object.values(operations).filter((op) => op.websocket).map((op) => op.id).sort()).toEqual(["pty.connect", "v2.pty.connect"]);
+    expect(
+      Object.values(operations)
+        .filter((op) => op.websocket)
+        .map((op) => op.id)
+        .sort(),
+    ).toEqual(["pty.connect", "v2.pty.connect"]);
   });
 
   it("summarises responses", () => {

@@ -44,18 +44,26 @@ describe("1.15.0 → 1.18.33 (real upgrade)", () => {
       changedRequest: 16,
       changedResponsesOnly: 114,
     });
-    expect(totalLine(diff)).toBe(
-      "131 → 188 operations: 57 added, 0 removed, 130 changed (16 in the request, 114 in responses only)",
-    );
+    expect(totalLine(diff)).toBe("131 → 188 operations: 57 added, 0 removed, 130 changed (16 in the request, 114 in responses only)");
   });
 
   it("finds the 13 operations whose own request definition changed, plus 3 via changed components", () => {
     const request = diff.changed.filter((c) => c.request).map((c) => c.id);
     // These 13 differ in their parameters or body as written; the shared README's "13 changed".
     const direct = [
-      "global.upgrade", "project.update", "pty.connect", "session.create", "session.update", "sync.replay",
-      "v2.session.compact", "v2.session.context", "v2.session.list", "v2.session.messages",
-      "v2.session.prompt", "v2.session.wait", "vcs.diff",
+      "global.upgrade",
+      "project.update",
+      "pty.connect",
+      "session.create",
+      "session.update",
+      "sync.replay",
+      "v2.session.compact",
+      "v2.session.context",
+      "v2.session.list",
+      "v2.session.messages",
+      "v2.session.prompt",
+      "v2.session.wait",
+      "vcs.diff",
     ];
     // Bodies that reference Config / McpLocalConfig / McpOAuthConfig, which gained properties.
     const viaComponents = ["config.update", "global.config.update", "mcp.add"];
@@ -70,9 +78,7 @@ describe("1.15.0 → 1.18.33 (real upgrade)", () => {
       expect.objectContaining({ kind: "body-schema", properties: expect.objectContaining({ nowRequired: ["target"] }) }),
     );
     expect(changesOf(diff, "vcs.diff")).toContainEqual({ kind: "param-added", in: "query", name: "context", required: false });
-    expect(changesOf(diff, "mcp.add")).toContainEqual(
-      expect.objectContaining({ kind: "body-schema", components: ["McpLocalConfig", "McpOAuthConfig"] }),
-    );
+    expect(changesOf(diff, "mcp.add")).toContainEqual(expect.objectContaining({ kind: "body-schema", components: ["McpLocalConfig", "McpOAuthConfig"] }));
   });
 });
 
@@ -102,9 +108,7 @@ describe("hand-made edits", () => {
     session.properties.extra = { type: "string" };
     const diff = diffSpecs(current, edited);
     const get = changesOf(diff, "session.get");
-    expect(get).toEqual([
-      expect.objectContaining({ kind: "response-schema", status: "200", components: ["Session"] }),
-    ]);
+    expect(get).toEqual([expect.objectContaining({ kind: "response-schema", status: "200", components: ["Session"] })]);
     expect(diff.changed.length).toBeGreaterThan(10);
     expect(diff.changed.every((c) => !c.request || c.changes.some((x) => x.kind === "body-schema"))).toBe(true);
   });

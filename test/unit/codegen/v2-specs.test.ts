@@ -52,7 +52,10 @@ describe("codegen from spec/v2/openapi.json (2.0.26)", () => {
 
 describe("the vendored 2.x documents", () => {
   it("record their version, checksum and operation count in meta.json", () => {
-    for (const [file, version, count] of [[V2, "2.0.26", 142], [SNAPSHOT, "2.0.0-src.b622626", 117]] as const) {
+    for (const [file, version, count] of [
+      [V2, "2.0.26", 142],
+      [SNAPSHOT, "2.0.0-src.b622626", 117],
+    ] as const) {
       const meta = readMetaNextTo(file);
       expect(meta).toMatchObject({ opencodeVersion: version, operations: count, sha256: sha256(readFileSync(file)) });
     }
@@ -76,16 +79,20 @@ describe("spec:diff between the 2.x pre-release and 2.0.26", () => {
         { kind: "path", from: "/api/session/{sessionID}/revert/clear", to: "/api/session/{sessionID}/revert" },
       ]),
     );
-    expect(diff.added).toEqual(expect.arrayContaining([
-      { id: "experimental.session.wait", method: "post", path: "/api/experimental/session/{sessionID}/wait" },
-      { id: "session.update", method: "patch", path: "/api/session/{sessionID}" },
-      { id: "server.info", method: "get", path: "/api/info" },
-    ]));
-    expect(diff.removed).toEqual(expect.arrayContaining([
-      { id: "v2.session.wait", method: "post", path: "/api/session/{sessionID}/wait" },
-      { id: "v2.session.rename", method: "post", path: "/api/session/{sessionID}/rename" },
-      { id: "v2.health.get", method: "get", path: "/api/health" },
-    ]));
+    expect(diff.added).toEqual(
+      expect.arrayContaining([
+        { id: "experimental.session.wait", method: "post", path: "/api/experimental/session/{sessionID}/wait" },
+        { id: "session.update", method: "patch", path: "/api/session/{sessionID}" },
+        { id: "server.info", method: "get", path: "/api/info" },
+      ]),
+    );
+    expect(diff.removed).toEqual(
+      expect.arrayContaining([
+        { id: "v2.session.wait", method: "post", path: "/api/session/{sessionID}/wait" },
+        { id: "v2.session.rename", method: "post", path: "/api/session/{sessionID}/rename" },
+        { id: "v2.health.get", method: "get", path: "/api/health" },
+      ]),
+    );
   });
 
   it("without the option, every operation counts as removed and added", () => {

@@ -10,8 +10,28 @@ import { Store, type PendingView } from "../../../src/console/store.js";
 
 const T0 = Date.parse("2026-01-01T10:00:00.000Z");
 const iso = (s: number) => new Date(T0 + s * 1000).toISOString();
-const start = (id: string, s = 0) => ({ event: "start" as const, time: iso(s), session_id: id, tool: "oc_delegate_parallel", pid: 42, server: "http://127.0.0.1:1", batch_id: "batch_1", index: 0, task: "do it" });
-const permission = (id: string, sessionId: string, s: number): PendingView => ({ kind: "permission", id, sessionId, permission: "bash", patterns: ["ls"], always: ["ls *"], metadata: {}, server: "http://127.0.0.1:1", asked_at: T0 + s * 1000 });
+const start = (id: string, s = 0) => ({
+  event: "start" as const,
+  time: iso(s),
+  session_id: id,
+  tool: "oc_delegate_parallel",
+  pid: 42,
+  server: "http://127.0.0.1:1",
+  batch_id: "batch_1",
+  index: 0,
+  task: "do it",
+});
+const permission = (id: string, sessionId: string, s: number): PendingView => ({
+  kind: "permission",
+  id,
+  sessionId,
+  permission: "bash",
+  patterns: ["ls"],
+  always: ["ls *"],
+  metadata: {},
+  server: "http://127.0.0.1:1",
+  asked_at: T0 + s * 1000,
+});
 
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
@@ -80,7 +100,10 @@ describe("console store", () => {
     const { appendFile, stat } = await import("node:fs/promises");
     await appendFile(path, '{"event":"start","session_id":"ses_g"');
     const records = await readTaskRecords(path);
-    expect(records.map((r) => [r.event, r.session_id])).toEqual([["start", "ses_f"], ["end", "ses_f"]]);
+    expect(records.map((r) => [r.event, r.session_id])).toEqual([
+      ["start", "ses_f"],
+      ["end", "ses_f"],
+    ]);
     expect(records[0]).toMatchObject({ pid: process.pid, server: "http://127.0.0.1:2" });
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect(await readFile(path, "utf8")).not.toContain("password");

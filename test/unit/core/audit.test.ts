@@ -33,7 +33,14 @@ describe("audit log", () => {
     const path = tempPath();
     const log = new AuditLog(path);
     const huge = "y".repeat(1024 * 1024);
-    await log.append({ tool: "oc_wait", outcome: "error", session_id: huge, error: huge, files: Array.from({ length: 500 }, () => huge), detail: { deep: { a: { b: { c: { d: { e: huge } } } } } } });
+    await log.append({
+      tool: "oc_wait",
+      outcome: "error",
+      session_id: huge,
+      error: huge,
+      files: Array.from({ length: 500 }, () => huge),
+      detail: { deep: { a: { b: { c: { d: { e: huge } } } } } },
+    });
     await log.close();
     const line = readFileSync(path, "utf8").trimEnd();
     expect(line.length).toBeLessThan(MAX_LINE);
@@ -65,7 +72,15 @@ describe("audit log", () => {
   });
 
   it("formats a line for people", () => {
-    const line = formatAuditEntry({ time: "2026-01-01T00:00:00.000Z", tool: "oc_answer", outcome: "ok", session_id: "ses_a", decision: "once", by: "human", cost: 0.0123 });
+    const line = formatAuditEntry({
+      time: "2026-01-01T00:00:00.000Z",
+      tool: "oc_answer",
+      outcome: "ok",
+      session_id: "ses_a",
+      decision: "once",
+      by: "human",
+      cost: 0.0123,
+    });
     expect(line).toContain("decision=once by human");
     expect(line).toContain("cost=$0.0123");
   });

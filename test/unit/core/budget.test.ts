@@ -25,7 +25,10 @@ function fakes() {
     for (const l of [...listeners]) l({ type, properties } as unknown as HubEvent);
   };
   const assistant = (sessionID: string, id: string, total: number, cost = 0, parentID = "msg_u") =>
-    emit("message.updated", { sessionID, info: { id, sessionID, parentID, role: "assistant", cost, tokens: { total, input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } } } });
+    emit("message.updated", {
+      sessionID,
+      info: { id, sessionID, parentID, role: "assistant", cost, tokens: { total, input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } } },
+    });
   return { hub, client, engine: new V1Engine(client), emit, assistant, aborted, listeners };
 }
 
@@ -62,8 +65,20 @@ describe("Budget", () => {
     const budget = (await Budget.start({ hub: f.hub as never, engine: f.engine }, { maxCostUsd: 0.5 }))!;
     budget.track("ses_a", f.engine);
     f.assistant("ses_a", "msg_1", 10, 0.6);
-    const s = budget.apply({ sessionId: "ses_a", status: "interrupted", answer: "", error: { name: "MessageAbortedError", message: "Aborted" }, messageId: "msg_u" });
-    expect(s).toEqual({ sessionId: "ses_a", status: "budget_exceeded", answer: "", messageId: "msg_u", budget: { tokens: 10, cost: 0.6, exceeded: true, maxCostUsd: 0.5 } });
+    const s = budget.apply({
+      sessionId: "ses_a",
+      status: "interrupted",
+      answer: "",
+      error: { name: "MessageAbortedError", message: "Aborted" },
+      messageId: "msg_u",
+    });
+    expect(s).toEqual({
+      sessionId: "ses_a",
+      status: "budget_exceeded",
+      answer: "",
+      messageId: "msg_u",
+      budget: { tokens: 10, cost: 0.6, exceeded: true, maxCostUsd: 0.5 },
+    });
     expect(Budget.exceededFor({ hub: f.hub as never }, { sessionId: "ses_a", status: "interrupted", answer: "", messageId: "msg_u" })).toBe(budget);
     expect(Budget.exceededFor({ hub: f.hub as never }, { sessionId: "ses_a", status: "done", answer: "", messageId: "msg_later" })).toBeUndefined();
   });

@@ -15,7 +15,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("runCheck", () => {
   it("passes on exit 0 (no output kept) and fails with the exit code and trimmed output", async () => {
     expect(await runCheck("echo fine", dir, 1)).toEqual({ round: 1, command: "echo fine", passed: true, exit: 0 });
-    expect(await runCheck("echo '  out  '; echo err >&2; exit 4", dir, 2)).toEqual({ round: 2, command: "echo '  out  '; echo err >&2; exit 4", passed: false, exit: 4, output: "out  \nerr" });
+    expect(await runCheck("echo '  out  '; echo err >&2; exit 4", dir, 2)).toEqual({
+      round: 2,
+      command: "echo '  out  '; echo err >&2; exit 4",
+      passed: false,
+      exit: 4,
+      output: "out  \nerr",
+    });
   });
 
   it("runs in the given directory", async () => {

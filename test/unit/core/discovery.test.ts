@@ -61,7 +61,12 @@ const paidProvider = {
       cost: { input: 3, output: 15, cache: { read: 0, write: 0 } },
       limit: { context: 200000, output: 64000 },
       variants: { high: {}, low: {} },
-      capabilities: { ...model("paid", "big").capabilities, reasoning: true, attachment: true, input: { text: true, audio: false, image: true, video: false, pdf: true } },
+      capabilities: {
+        ...model("paid", "big").capabilities,
+        reasoning: true,
+        attachment: true,
+        input: { text: true, audio: false, image: true, video: false, pdf: true },
+      },
     }),
     "small-free": model("paid", "small-free"),
   },
@@ -70,7 +75,11 @@ const paidProvider = {
 const routes: Record<string, unknown> = {
   "GET /global/health": { healthy: true, version: "1.18.33" },
   "GET /config/providers": { providers: [fakeProvider, paidProvider], default: { fake: "scripted", paid: "big" } },
-  "GET /provider": { all: [paidProvider, fakeProvider, { ...paidProvider, id: "other", name: "Other", models: {} }], connected: ["fake", "paid"], default: { fake: "scripted" } },
+  "GET /provider": {
+    all: [paidProvider, fakeProvider, { ...paidProvider, id: "other", name: "Other", models: {} }],
+    connected: ["fake", "paid"],
+    default: { fake: "scripted" },
+  },
   "GET /config": {
     $schema: "https://opencode.ai/config.json",
     model: "fake/scripted",
@@ -83,7 +92,9 @@ const routes: Record<string, unknown> = {
     { name: "helper", mode: "subagent", permission: [], options: {}, model: { providerID: "paid", modelID: "big" }, hidden: true, prompt: "long prompt" },
   ],
   "GET /skill": [{ name: "customize-opencode", description: "Use ONLY when…", location: "<built-in>", content: "# very long markdown" }],
-  "GET /command": [{ name: "init", description: "guided AGENTS.md setup", source: "command", template: "Create or update `AGENTS.md`…", hints: ["$ARGUMENTS"] }],
+  "GET /command": [
+    { name: "init", description: "guided AGENTS.md setup", source: "command", template: "Create or update `AGENTS.md`…", hints: ["$ARGUMENTS"] },
+  ],
   "GET /mcp": { local: { status: "failed", error: "spawn srv ENOENT" }, remote: { status: "connected" } },
   "GET /project": [{ id: "54722a0e", worktree: "/work/project", vcs: "git", time: { created: 1795973385257, updated: 1795973385257 }, sandboxes: [] }],
   "GET /experimental/worktree": ["/work/project-wt"],
@@ -129,7 +140,14 @@ describe("redact", () => {
   });
 
   it("keeps what is not secret: names, numbers, booleans, keybinds, other strings", () => {
-    const input = { env: ["OPENAI_API_KEY"], max_tokens: 32000, apiKeyRequired: true, keybinds: { leader: "ctrl+x" }, baseURL: "http://127.0.0.1:1/v1", apiKey: "" };
+    const input = {
+      env: ["OPENAI_API_KEY"],
+      max_tokens: 32000,
+      apiKeyRequired: true,
+      keybinds: { leader: "ctrl+x" },
+      baseURL: "http://127.0.0.1:1/v1",
+      apiKey: "",
+    };
     expect(redact(input)).toEqual(input);
   });
 
@@ -275,7 +293,9 @@ describe("catalog", () => {
       { name: "local", status: "failed", error: "spawn srv ENOENT" },
       { name: "remote", status: "connected" },
     ]);
-    expect(await catalog(ctx, "projects")).toEqual([{ id: "54722a0e", worktree: "/work/project", vcs: "git", created: "2026-11-29T17:29:45.257Z", updated: "2026-11-29T17:29:45.257Z" }]);
+    expect(await catalog(ctx, "projects")).toEqual([
+      { id: "54722a0e", worktree: "/work/project", vcs: "git", created: "2026-11-29T17:29:45.257Z", updated: "2026-11-29T17:29:45.257Z" },
+    ]);
     expect(await catalog(ctx, "worktrees")).toEqual([{ path: "/work/project-wt" }]);
     expect(await catalog(ctx, "tools")).toEqual([{ id: "bash" }, { id: "read" }, { id: "write" }]);
     const providers = await catalog(ctx, "providers");

@@ -10,12 +10,24 @@ const err = (name: string, data: Record<string, unknown>) => recordedError({ nam
 
 describe("fallbackReason", () => {
   it.each([
-    ["APIError 429 (retries used up)", err("APIError", { message: "Rate limit exceeded", statusCode: 429, isRetryable: true }), "APIError 429: Rate limit exceeded"],
+    [
+      "APIError 429 (retries used up)",
+      err("APIError", { message: "Rate limit exceeded", statusCode: 429, isRetryable: true }),
+      "APIError 429: Rate limit exceeded",
+    ],
     ["APIError 400", err("APIError", { message: "Bad request", statusCode: 400, isRetryable: false }), "APIError 400: Bad request"],
     ["APIError 401", err("APIError", { message: "Invalid API key", statusCode: 401 }), "APIError 401: Invalid API key"],
     ["APIError 404 model_not_found", err("APIError", { message: "The model does not exist", statusCode: 404 }), "APIError 404: The model does not exist"],
-    ["APIError without status (connection refused)", err("APIError", { message: "Cannot connect to API", isRetryable: true }), "APIError: Cannot connect to API"],
-    ["ProviderAuthError", err("ProviderAuthError", { providerID: "oai", message: "OpenAI API key is missing." }), "ProviderAuthError: OpenAI API key is missing."],
+    [
+      "APIError without status (connection refused)",
+      err("APIError", { message: "Cannot connect to API", isRetryable: true }),
+      "APIError: Cannot connect to API",
+    ],
+    [
+      "ProviderAuthError",
+      err("ProviderAuthError", { providerID: "oai", message: "OpenAI API key is missing." }),
+      "ProviderAuthError: OpenAI API key is missing.",
+    ],
     ["UnknownError model not found", err("UnknownError", { message: "Model not found: fake/nope." }), "UnknownError: Model not found: fake/nope."],
   ])("falls back on %s", (_name, error, reason) => {
     expect(fallbackReason(error)).toBe(reason);
@@ -61,7 +73,8 @@ describe("RetryClock", () => {
 });
 
 let n = 0;
-const user = (): SessionMessage => ({ info: { id: `msg_${++n}`, role: "user", model: { providerID: "fake", modelID: "scripted" } }, parts: [] }) as unknown as SessionMessage;
+const user = (): SessionMessage =>
+  ({ info: { id: `msg_${++n}`, role: "user", model: { providerID: "fake", modelID: "scripted" } }, parts: [] }) as unknown as SessionMessage;
 const reply = (parent: SessionMessage, parts: unknown[], model = "scripted"): SessionMessage =>
   ({ info: { id: `msg_${++n}`, role: "assistant", parentID: parent.info.id, providerID: "fake", modelID: model }, parts }) as unknown as SessionMessage;
 

@@ -9,7 +9,10 @@ import type { PermissionRule } from "../../../src/core/policy/permissions.js";
 
 // Copied from the opencode 1.18.33 bundle (Wildcard.match and Permission.evaluate).
 function wildcard(text: string, pattern: string): boolean {
-  let re = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  let re = pattern
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
   if (re.endsWith(" .*")) re = `${re.slice(0, -3)}( .*)?`;
   return new RegExp(`^${re}$`, "s").test(text);
 }
@@ -19,11 +22,19 @@ function evaluate(permission: string, pattern: string, rules: PermissionRule[]):
 /** opencode's `fromConfig`: entries in key order; a string means pattern `*`. */
 function fromConfig(config: Record<string, string | Record<string, string>>): PermissionRule[] {
   return Object.entries(config).flatMap(([permission, value]) =>
-    typeof value === "string" ? [{ permission, pattern: "*", action: value as PermissionRule["action"] }] : Object.entries(value).map(([pattern, action]) => ({ permission, pattern, action: action as PermissionRule["action"] })),
+    typeof value === "string"
+      ? [{ permission, pattern: "*", action: value as PermissionRule["action"] }]
+      : Object.entries(value).map(([pattern, action]) => ({ permission, pattern, action: action as PermissionRule["action"] })),
   );
 }
 // The build agent's defaults in 1.18.33 (abridged): everything allowed, a few things ask.
-const BUILD_DEFAULTS = fromConfig({ "*": "allow", doom_loop: "ask", external_directory: { "*": "ask" }, question: "allow", read: { "*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow" } });
+const BUILD_DEFAULTS = fromConfig({
+  "*": "allow",
+  doom_loop: "ask",
+  external_directory: { "*": "ask" },
+  question: "allow",
+  read: { "*": "allow", "*.env": "ask", "*.env.*": "ask", "*.env.example": "allow" },
+});
 
 const DENIED = [
   "git push",
@@ -47,7 +58,19 @@ const DENIED = [
   "pnpm publish",
   "yarn npm publish",
 ];
-const ALLOWED = ["git status", "grep -r 'ghost' src", "git commit -m 'add tests'", "git reset --soft HEAD~1", "git log --oneline", "ghc --version", "echo high", "npm test", "npm install", "ls -la", "git pushd-helper"];
+const ALLOWED = [
+  "git status",
+  "grep -r 'ghost' src",
+  "git commit -m 'add tests'",
+  "git reset --soft HEAD~1",
+  "git log --oneline",
+  "ghc --version",
+  "echo high",
+  "npm test",
+  "npm install",
+  "ls -la",
+  "git pushd-helper",
+];
 
 describe("guard session rules", () => {
   const rules = guardRules();
@@ -67,12 +90,21 @@ describe("guard session rules", () => {
 
   it("denies the network tools, questions, mode switches and paths outside the project; never asks", () => {
     const all = [...BUILD_DEFAULTS, ...rules]; // session rules come after the agent's
-    for (const tool of ["webfetch", "websearch", "codesearch", "question", "plan_enter", "plan_exit", "doom_loop"]) expect(evaluate(tool, "*", all)).toBe("deny");
+    for (const tool of ["webfetch", "websearch", "codesearch", "question", "plan_enter", "plan_exit", "doom_loop"])
+      expect(evaluate(tool, "*", all)).toBe("deny");
     expect(evaluate("external_directory", "/etc/*", all)).toBe("deny");
     expect(evaluate("read", "/p/.env", all)).toBe("deny");
     expect(evaluate("read", "/p/.env.local", all)).toBe("deny");
     expect(evaluate("read", "/p/.env.example", all)).toBe("allow");
-    for (const [tool, pattern] of [["read", "src/a.ts"], ["edit", "src/a.ts"], ["write", "x"], ["task", "general"], ["glob", "*"], ["skill", "x"], ["bash", "make"]]) {
+    for (const [tool, pattern] of [
+      ["read", "src/a.ts"],
+      ["edit", "src/a.ts"],
+      ["write", "x"],
+      ["task", "general"],
+      ["glob", "*"],
+      ["skill", "x"],
+      ["bash", "make"],
+    ]) {
       expect(evaluate(tool!, pattern!, all), `${tool} ${pattern}`).toBe("allow");
     }
   });
@@ -92,7 +124,12 @@ describe("guard session rules", () => {
   });
 
   it("userRules restrict further (readonly) but never lift a denial", () => {
-    const r = guardRules({ userRules: [{ permission: "edit", pattern: "*", action: "deny" }, { permission: "bash", pattern: "git push *", action: "allow" }] });
+    const r = guardRules({
+      userRules: [
+        { permission: "edit", pattern: "*", action: "deny" },
+        { permission: "bash", pattern: "git push *", action: "allow" },
+      ],
+    });
     expect(evaluate("edit", "a.ts", r)).toBe("deny");
     expect(evaluate("bash", "git push origin", r)).toBe("deny");
     expect(evaluate("bash", "ls", r)).toBe("allow");
@@ -162,10 +199,36 @@ describe("guardedEnv", () => {
 
   it("removes credentials, keeps provider keys and ordinary variables", () => {
     const env = guardedEnv(base);
-    for (const name of ["GH_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN", "NPM_TOKEN", "NODE_AUTH_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "SSH_AUTH_SOCK", "GIT_ASKPASS", "OPENCODE_PASSWORD", "MY_SERVICE_SECRET", "DB_PASSWORD", "SOME_PAT"]) {
+    for (const name of [
+      "GH_TOKEN",
+      "GITHUB_TOKEN",
+      "GITLAB_TOKEN",
+      "NPM_TOKEN",
+      "NODE_AUTH_TOKEN",
+      "AWS_ACCESS_KEY_ID",
+      "AWS_SECRET_ACCESS_KEY",
+      "AWS_PROFILE",
+      "SSH_AUTH_SOCK",
+      "GIT_ASKPASS",
+      "OPENCODE_PASSWORD",
+      "MY_SERVICE_SECRET",
+      "DB_PASSWORD",
+      "SOME_PAT",
+    ]) {
       expect(env, name).not.toHaveProperty(name);
     }
-    for (const name of ["PATH", "HOME", "LANG", "GIT_AUTHOR_NAME", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "AZURE_RESOURCE_NAME", "HF_TOKEN", "npm_config_registry"]) {
+    for (const name of [
+      "PATH",
+      "HOME",
+      "LANG",
+      "GIT_AUTHOR_NAME",
+      "OPENAI_API_KEY",
+      "ANTHROPIC_API_KEY",
+      "OPENROUTER_API_KEY",
+      "AZURE_RESOURCE_NAME",
+      "HF_TOKEN",
+      "npm_config_registry",
+    ]) {
       expect(env[name], name).toBe(base[name as keyof typeof base]);
     }
     expect(base.GH_TOKEN).toBe("x"); // the input is not modified
@@ -182,7 +245,13 @@ describe("guardedEnv", () => {
   });
 
   it("appends the credential reset after the caller's own GIT_CONFIG entries", () => {
-    const env = guardedEnv({ GIT_CONFIG_COUNT: "2", GIT_CONFIG_KEY_0: "core.pager", GIT_CONFIG_VALUE_0: "cat", GIT_CONFIG_KEY_1: "credential.helper", GIT_CONFIG_VALUE_1: "store" });
+    const env = guardedEnv({
+      GIT_CONFIG_COUNT: "2",
+      GIT_CONFIG_KEY_0: "core.pager",
+      GIT_CONFIG_VALUE_0: "cat",
+      GIT_CONFIG_KEY_1: "credential.helper",
+      GIT_CONFIG_VALUE_1: "store",
+    });
     expect(env).toMatchObject({ GIT_CONFIG_COUNT: "3", GIT_CONFIG_KEY_0: "core.pager", GIT_CONFIG_KEY_2: "credential.helper", GIT_CONFIG_VALUE_2: "" });
   });
 

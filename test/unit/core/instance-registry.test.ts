@@ -41,7 +41,10 @@ function row(over: Partial<InstanceRow> = {}): InstanceRow {
 
 /** A long-running child (ours, alive) whose argv is `argv0 -e … <args>`. */
 function sleeper(argv0: string, args: string[] = []): Promise<ChildProcess> {
-  const child = spawn(argv0, ["-e", "process.stdout.write('up'); setInterval(() => {}, 1000)", ...args], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn(argv0, ["-e", "process.stdout.write('up'); setInterval(() => {}, 1000)", ...args], {
+    detached: true,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     child.once("error", reject);
@@ -79,7 +82,11 @@ describe("InstanceRegistry", () => {
     const reg = new InstanceRegistry(tempDir());
     await reg.add(row());
     await reg.addSession(4242, { id: "ses_1", title: "t", model: "fake/scripted", startedAt: "2026-01-01T00:00:01.000Z", fallbacks: [] });
-    await reg.updateSession(4242, "ses_1", (s) => ({ ...s, model: "fake/backup", fallbacks: [{ from: "fake/scripted", to: "fake/backup", reason: "429", at: "x" }] }));
+    await reg.updateSession(4242, "ses_1", (s) => ({
+      ...s,
+      model: "fake/backup",
+      fallbacks: [{ from: "fake/scripted", to: "fake/backup", reason: "429", at: "x" }],
+    }));
     expect(statSync(reg.path).mode & 0o777).toBe(0o600);
     const file = JSON.parse(readFileSync(reg.path, "utf8"));
     expect(file.version).toBe(1);

@@ -15,7 +15,11 @@ describe("RequestLog", () => {
     dirs.push(dir);
     const first = new RequestLog(dir);
     expect(await first.get("req-1")).toBeUndefined();
-    await Promise.all([first.record("req-1", "oc_delegate_parallel", "ses_b", 1), first.record("req-1", "oc_delegate_parallel", "ses_a", 0), first.record("req-2", "oc_delegate", "ses_c")]);
+    await Promise.all([
+      first.record("req-1", "oc_delegate_parallel", "ses_b", 1),
+      first.record("req-1", "oc_delegate_parallel", "ses_a", 0),
+      first.record("req-2", "oc_delegate", "ses_c"),
+    ]);
     const second = new RequestLog(dir); // a new process reads the same state dir
     expect(await second.get("req-1")).toMatchObject({ tool: "oc_delegate_parallel", sessionIds: ["ses_a", "ses_b"] });
     expect((await second.get("req-2"))?.sessionIds).toEqual(["ses_c"]);

@@ -27,7 +27,8 @@ describe("srtSettings", () => {
   });
 
   it("denies reads of credential paths, .env files and the hidden state dir", () => {
-    for (const p of [".ssh", ".aws", ".config/gh", ".netrc", ".npmrc", ".kube", ".docker/config.json"]) expect(settings.filesystem.denyRead).toContain(`/home/u/${p}`);
+    for (const p of [".ssh", ".aws", ".config/gh", ".netrc", ".npmrc", ".kube", ".docker/config.json"])
+      expect(settings.filesystem.denyRead).toContain(`/home/u/${p}`);
     expect(settings.filesystem.denyRead).toContain("/work/p/**/.env*");
     expect(settings.filesystem.denyRead).toContain("/state");
   });

@@ -55,7 +55,19 @@ function assistant(id: string, parentID: string, created: number, parts: unknown
   };
 }
 
-const writeTool = { type: "tool", callID: "call_1", tool: "write", state: { status: "completed", input: { filePath: "/work/project/a.txt" }, output: "Wrote file successfully.", title: "a.txt", metadata: {}, time: { start: 1, end: 2 } } };
+const writeTool = {
+  type: "tool",
+  callID: "call_1",
+  tool: "write",
+  state: {
+    status: "completed",
+    input: { filePath: "/work/project/a.txt" },
+    output: "Wrote file successfully.",
+    title: "a.txt",
+    metadata: {},
+    time: { start: 1, end: 2 },
+  },
+};
 
 /** Oldest first, as opencode returns them. */
 const history = [
@@ -87,10 +99,16 @@ function fakeContext(routes: Record<string, unknown | Handler>, settings: CoreSe
     fetch: async (request) => {
       const url = new URL(request.url);
       const text = await request.text();
-      const entry: Seen = { method: request.method, path: url.pathname, query: Object.fromEntries(url.searchParams), ...(text ? { body: JSON.parse(text) } : {}) };
+      const entry: Seen = {
+        method: request.method,
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        ...(text ? { body: JSON.parse(text) } : {}),
+      };
       seen.push(entry);
       const route = routes[`${request.method} ${url.pathname}`];
-      if (route === undefined) return Response.json({ name: "UnknownError", data: { message: `no fake route for ${request.method} ${url.pathname}` } }, { status: 500 });
+      if (route === undefined)
+        return Response.json({ name: "UnknownError", data: { message: `no fake route for ${request.method} ${url.pathname}` } }, { status: 500 });
       const out = typeof route === "function" ? (route as Handler)(entry) : route;
       return out instanceof Response ? out : Response.json(out);
     },
@@ -108,14 +126,24 @@ describe("listSessions", () => {
     const { ctx, calls } = fakeContext({ "GET /session": [older, newer] });
     const rows = await listSessions(ctx, { search: " title " });
     expect(rows).toEqual([
-      { id: "ses_new", title: "title ses_new", directory: "/work/project", parentId: "ses_old", created: new Date(T0).toISOString(), updated: new Date(T0 + 5000).toISOString(), archived: new Date(T0 + 6000).toISOString() },
+      {
+        id: "ses_new",
+        title: "title ses_new",
+        directory: "/work/project",
+        parentId: "ses_old",
+        created: new Date(T0).toISOString(),
+        updated: new Date(T0 + 5000).toISOString(),
+        archived: new Date(T0 + 6000).toISOString(),
+      },
       { id: "ses_old", title: "title ses_old", directory: "/work/project", created: new Date(T0).toISOString(), updated: new Date(T0).toISOString() },
     ]);
     expect(calls("GET", "/session")[0]!.query).toEqual({ limit: "50", search: "title", directory: "/work/project" });
   });
 
   it("lists the children of a session, filtered by search, in another directory", async () => {
-    const { ctx, calls } = fakeContext({ "GET /session/ses_p/children": [session("ses_c1", { title: "Explore repo" }), session("ses_c2", { title: "Write tests" })] });
+    const { ctx, calls } = fakeContext({
+      "GET /session/ses_p/children": [session("ses_c1", { title: "Explore repo" }), session("ses_c2", { title: "Write tests" })],
+    });
     expect((await listSessions(ctx, { parentId: "ses_p", search: "TEST", directory: "/elsewhere" })).map((r) => r.id)).toEqual(["ses_c2"]);
     expect(calls("GET", "/session/ses_p/children")[0]!.query.directory).toBe("/elsewhere");
   });
@@ -149,7 +177,9 @@ describe("sessionInfo", () => {
   });
 
   it("passes opencode's NotFoundError through", async () => {
-    const { ctx } = fakeContext({ "GET /session/ses_gone": new Response(JSON.stringify({ name: "NotFoundError", data: { message: "Session not found: ses_gone" } }), { status: 404 }) });
+    const { ctx } = fakeContext({
+      "GET /session/ses_gone": new Response(JSON.stringify({ name: "NotFoundError", data: { message: "Session not found: ses_gone" } }), { status: 404 }),
+    });
     await expect(sessionInfo(ctx, "ses_gone")).rejects.toBeInstanceOf(NotFoundError);
   });
 });
@@ -173,7 +203,10 @@ describe("sessionMessages", () => {
   });
 
   it("shows an assistant error", async () => {
-    const failed = assistant("msg_ax", "msg_u1", T0 + 9, [], { name: "APIError", data: { message: "Rate limit exceeded", statusCode: 429, isRetryable: true } });
+    const failed = assistant("msg_ax", "msg_u1", T0 + 9, [], {
+      name: "APIError",
+      data: { message: "Rate limit exceeded", statusCode: 429, isRetryable: true },
+    });
     const { ctx } = fakeContext({ "GET /session/ses_a/message": pagedMessages([history[0], failed]) });
     expect((await sessionMessages(ctx, "ses_a")).messages[1]).toMatchObject({ id: "msg_ax", error: { name: "APIError", message: "Rate limit exceeded" } });
   });
@@ -183,9 +216,16 @@ describe("sessionDiff", () => {
   const diff = [{ file: "a.txt", patch: "Index: a.txt\n+x", additions: 1, deletions: 0, status: "added" }];
 
   it("defaults to the last user message that started a turn (not a compaction), across pages", async () => {
-    const { ctx, calls } = fakeContext({ "GET /session/ses_a/message": pagedMessages([...history, ...Array.from({ length: 25 }, (_, i) => assistant(`msg_z${i}`, "msg_u3", T0 + 10 + i, []))]), "GET /session/ses_a/diff": diff });
+    const { ctx, calls } = fakeContext({
+      "GET /session/ses_a/message": pagedMessages([...history, ...Array.from({ length: 25 }, (_, i) => assistant(`msg_z${i}`, "msg_u3", T0 + 10 + i, []))]),
+      "GET /session/ses_a/diff": diff,
+    });
     const result = await sessionDiff(ctx, "ses_a");
-    expect(result).toEqual({ sessionId: "ses_a", messageId: "msg_u2", files: [{ file: "a.txt", status: "added", additions: 1, deletions: 0, patch: "Index: a.txt\n+x" }] });
+    expect(result).toEqual({
+      sessionId: "ses_a",
+      messageId: "msg_u2",
+      files: [{ file: "a.txt", status: "added", additions: 1, deletions: 0, patch: "Index: a.txt\n+x" }],
+    });
     expect(calls("GET", "/session/ses_a/diff")[0]!.query.messageID).toBe("msg_u2");
     expect(calls("GET", "/session/ses_a/message").length).toBe(2);
   });
@@ -206,7 +246,16 @@ describe("sessionDiff", () => {
 
 describe("compactSession", () => {
   const providers = {
-    providers: [{ id: "fake", name: "Fake", source: "config", env: [], options: {}, models: { scripted: { id: "scripted", name: "Scripted" }, backup: { id: "backup", name: "Backup" } } }],
+    providers: [
+      {
+        id: "fake",
+        name: "Fake",
+        source: "config",
+        env: [],
+        options: {},
+        models: { scripted: { id: "scripted", name: "Scripted" }, backup: { id: "backup", name: "Backup" } },
+      },
+    ],
     default: { fake: "scripted" },
   };
 
@@ -221,7 +270,10 @@ describe("compactSession", () => {
     const { ctx, calls } = fakeContext({ "GET /config/providers": providers, "POST /session/ses_a/summarize": true });
     expect((await compactSession(ctx, "ses_a", { model: "script" })).model).toBe("fake/scripted");
     expect(calls("POST", "/session/ses_a/summarize")[0]!.body).toEqual({ providerID: "fake", modelID: "scripted" });
-    const blocked = fakeContext({ "GET /config/providers": providers, "GET /session/ses_a/message": pagedMessages([user("msg_u1", T0)]) }, { modelBlock: ["fake/scripted"] });
+    const blocked = fakeContext(
+      { "GET /config/providers": providers, "GET /session/ses_a/message": pagedMessages([user("msg_u1", T0)]) },
+      { modelBlock: ["fake/scripted"] },
+    );
     await expect(compactSession(blocked.ctx, "ses_a", { model: "fake/scripted" })).rejects.toThrow(/blocked by the modelBlock rule "fake\/scripted"/);
     await expect(compactSession(blocked.ctx, "ses_a")).rejects.toThrow(/Pass another `model`/);
   });
@@ -230,7 +282,12 @@ describe("compactSession", () => {
 describe("shellInSession", () => {
   it("returns the command's output from the returned parts", async () => {
     const reply = assistant("msg_sh", "msg_u9", T0, [
-      { type: "tool", callID: "x", tool: "bash", state: { status: "completed", input: { command: "echo hi" }, output: "hi\n", title: "", metadata: { output: "hi\n" }, time: { start: 1, end: 2 } } },
+      {
+        type: "tool",
+        callID: "x",
+        tool: "bash",
+        state: { status: "completed", input: { command: "echo hi" }, output: "hi\n", title: "", metadata: { output: "hi\n" }, time: { start: 1, end: 2 } },
+      },
     ]);
     const { ctx, calls } = fakeContext({ "POST /session/ses_a/shell": reply });
     expect(await shellInSession(ctx, "ses_a", { command: "echo hi" })).toEqual({ sessionId: "ses_a", messageId: "msg_sh", output: "hi" });
@@ -264,7 +321,11 @@ describe("abort and delete", () => {
   });
 
   it("abort says whether a turn was running", async () => {
-    const { ctx, calls } = fakeContext({ "GET /session/ses_a": session("ses_a"), "GET /session/status": { ses_a: { type: "retry", attempt: 1, message: "x", next: T0 } }, "POST /session/ses_a/abort": true });
+    const { ctx, calls } = fakeContext({
+      "GET /session/ses_a": session("ses_a"),
+      "GET /session/status": { ses_a: { type: "retry", attempt: 1, message: "x", next: T0 } },
+      "POST /session/ses_a/abort": true,
+    });
     expect(await abortSession(ctx, "ses_a")).toEqual({ sessionId: "ses_a", wasRunning: true });
     expect(calls("POST", "/session/ses_a/abort")).toHaveLength(1);
   });

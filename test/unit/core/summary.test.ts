@@ -65,8 +65,14 @@ describe("summarizeTurn on recorded turns", () => {
 
   it("a turn waiting on a question: blocked with the request, or running when the wait timed out", () => {
     const messages = load("question-blocked");
-    const pending: PendingRequest[] = [{ kind: "question", id: "que_1", sessionId: S, questions: [{ question: "Which color?", options: [{ label: "Blue" }] }] }];
-    expect(summarizeTurn({ sessionId: S, messages, outcome: "blocked", pending })).toMatchObject({ status: "blocked", pending, tools: [{ tool: "question", status: "running" }] });
+    const pending: PendingRequest[] = [
+      { kind: "question", id: "que_1", sessionId: S, questions: [{ question: "Which color?", options: [{ label: "Blue" }] }] },
+    ];
+    expect(summarizeTurn({ sessionId: S, messages, outcome: "blocked", pending })).toMatchObject({
+      status: "blocked",
+      pending,
+      tools: [{ tool: "question", status: "running" }],
+    });
     expect(summarizeTurn({ sessionId: S, messages, outcome: "timeout" })).toMatchObject({ status: "running", answer: "" });
   });
 
@@ -81,13 +87,21 @@ describe("summarizeTurn on recorded turns", () => {
   });
 
   it("`final` is the answer only", () => {
-    expect(summarizeTurn({ sessionId: S, messages: load("write-git"), outcome: "idle", detail: "final" })).toEqual({ sessionId: S, status: "done", answer: "I wrote hello.txt." });
+    expect(summarizeTurn({ sessionId: S, messages: load("write-git"), outcome: "idle", detail: "final" })).toEqual({
+      sessionId: S,
+      status: "done",
+      answer: "I wrote hello.txt.",
+    });
   });
 
   it("the turn machine's verdict wins over a read of the messages (an error that left no reply)", () => {
     const messages = load("error-400").slice(0, 1);
     const verdict = { status: "error" as const, error: { name: "UnknownError", message: "Model not found: fake/nope." } };
-    expect(summarizeTurn({ sessionId: S, messages, outcome: "idle", verdict })).toMatchObject({ status: "error", error: verdict.error, model: "fake/scripted" });
+    expect(summarizeTurn({ sessionId: S, messages, outcome: "idle", verdict })).toMatchObject({
+      status: "error",
+      error: verdict.error,
+      model: "fake/scripted",
+    });
   });
 });
 

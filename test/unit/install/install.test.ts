@@ -79,11 +79,18 @@ describe("install and uninstall", () => {
       const after = snapshotFiles(s.root);
       for (const edit of targetFor(client, scope, launch, s.places).edits) {
         const text = readFileSync(edit.path, "utf8");
-        if (edit.kind === "json") expect(JSON.parse(text)).toMatchObject(edit.key.reduceRight<Record<string, unknown>>((acc, k) => ({ [k]: acc }), edit.value as Record<string, unknown>));
+        if (edit.kind === "json")
+          expect(JSON.parse(text)).toMatchObject(
+            edit.key.reduceRight<Record<string, unknown>>((acc, k) => ({ [k]: acc }), edit.value as Record<string, unknown>),
+          );
         else expect(text).toContain(edit.kind === "file" ? edit.text.slice(-200) : edit.body.trimEnd().slice(-200));
       }
       // Whatever the user had stays.
-      if (seeded && client === "claude" && scope === "user") expect(JSON.parse(readFileSync(join(s.places.home, ".claude.json"), "utf8"))).toMatchObject({ numStartups: 3, mcpServers: { other: { command: "x" } } });
+      if (seeded && client === "claude" && scope === "user")
+        expect(JSON.parse(readFileSync(join(s.places.home, ".claude.json"), "utf8"))).toMatchObject({
+          numStartups: 3,
+          mcpServers: { other: { command: "x" } },
+        });
       expect(await install(s.opts(client, scope))).toMatch(/already installed/);
       expect(snapshotFiles(s.root)).toEqual(after);
       await uninstall(s.opts(client, scope));
@@ -144,7 +151,11 @@ describe("how the client starts the server", () => {
     const { detectLaunch } = await import("../../../src/install/launch.js");
     const { packageRoot } = await import("../../../src/install/package-root.js");
     expect(detectLaunch()).toEqual({ command: "node", args: [join(packageRoot(), "dist", "cli.js")], how: "clone" });
-    expect(detectLaunch("/home/u/.npm/_npx/1f2e3d/node_modules/opencode-conductor")).toEqual({ command: "npx", args: ["-y", "opencode-conductor"], how: "npx" });
+    expect(detectLaunch("/home/u/.npm/_npx/1f2e3d/node_modules/opencode-conductor")).toEqual({
+      command: "npx",
+      args: ["-y", "opencode-conductor"],
+      how: "npx",
+    });
   });
 });
 
@@ -153,7 +164,9 @@ describe("--env", () => {
     const s = sandbox();
     const env = { OPENCODE_URL: "http://127.0.0.1:4096", OPENCODE_PASSWORD: 'p"w' };
     await install({ ...s.opts("codex", "user"), env });
-    expect(readFileSync(join(s.places.home, ".codex", "config.toml"), "utf8")).toContain('env = { OPENCODE_URL = "http://127.0.0.1:4096", OPENCODE_PASSWORD = "p\\"w" }');
+    expect(readFileSync(join(s.places.home, ".codex", "config.toml"), "utf8")).toContain(
+      'env = { OPENCODE_URL = "http://127.0.0.1:4096", OPENCODE_PASSWORD = "p\\"w" }',
+    );
     await install({ ...s.opts("opencode", "project"), env });
     expect(JSON.parse(readFileSync(join(s.places.project, "opencode.json"), "utf8")).mcp.conductor.environment).toEqual(env);
     await install({ ...s.opts("claude", "user"), env });

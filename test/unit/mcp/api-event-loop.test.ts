@@ -54,7 +54,12 @@ const parts = (n: number, part: unknown) => Array.from({ length: n }, () => part
 const CASES: Array<[string, string, Record<string, unknown>, "error" | "ok"]> = [
   ["first call on the server's spec (parse, catalog)", "oc_api_ops", { limit: 5 }, "ok"],
   ["one operation's schemas (bundling)", "oc_api_ops", { operation: "session.prompt" }, "ok"],
-  ["first validation of a big body schema (Ajv compile)", "oc_api", { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: [{ type: "text", text: "hi" }] } }, "ok"],
+  [
+    "first validation of a big body schema (Ajv compile)",
+    "oc_api",
+    { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: [{ type: "text", text: "hi" }] } },
+    "ok",
+  ],
   ["a 1.76 MB search", "oc_api_ops", { search: BIG }, "error"],
   ["a 1.76 MB operation reference", "oc_api_ops", { operation: BIG }, "error"],
   ["a 1.76 MB operation for oc_api", "oc_api", { operation: BIG }, "error"],
@@ -62,11 +67,36 @@ const CASES: Array<[string, string, Record<string, unknown>, "error" | "ok"]> = 
   ["a 1.76 MB method", "oc_api", { method: BIG, path: "/session" }, "error"],
   ["a 1.76 MB path parameter", "oc_api", { operation: "session.get", params: { sessionID: `ses_${BIG}` } }, "error"],
   // More keys than this cost the MCP SDK's own argument parsing ~1 ms per 1,000 before any tool runs.
-  ["10,001 unknown query keys (one past the cap)", "oc_api", { operation: "session.list", query: Object.fromEntries(parts(10_001, 0).map((_, i) => [`k${i}`, "v"])) }, "error"],
-  ["100,000 wrong body parts", "oc_api", { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: parts(100_000, { type: "txt" }) } }, "error"],
-  ["3,000 wrong body parts (under the size cap: every part fails validation)", "oc_api", { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: parts(3_000, { type: "txt" }) } }, "error"],
-  ["a 1.76 MB text part", "oc_api", { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: [{ type: "text", text: BIG }] } }, "ok"],
-  ["a body nested 5,000 levels deep", "oc_api", { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: JSON.parse(`${'{"a":'.repeat(5_000)}1${"}".repeat(5_000)}`) }, "error"],
+  [
+    "10,001 unknown query keys (one past the cap)",
+    "oc_api",
+    { operation: "session.list", query: Object.fromEntries(parts(10_001, 0).map((_, i) => [`k${i}`, "v"])) },
+    "error",
+  ],
+  [
+    "100,000 wrong body parts",
+    "oc_api",
+    { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: parts(100_000, { type: "txt" }) } },
+    "error",
+  ],
+  [
+    "3,000 wrong body parts (under the size cap: every part fails validation)",
+    "oc_api",
+    { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: parts(3_000, { type: "txt" }) } },
+    "error",
+  ],
+  [
+    "a 1.76 MB text part",
+    "oc_api",
+    { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: [{ type: "text", text: BIG }] } },
+    "ok",
+  ],
+  [
+    "a body nested 5,000 levels deep",
+    "oc_api",
+    { operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: JSON.parse(`${'{"a":'.repeat(5_000)}1${"}".repeat(5_000)}`) },
+    "error",
+  ],
 ];
 
 // Retried because a loaded 2-core machine deschedules the process now and then (the monitor counts

@@ -20,7 +20,10 @@ interface Run {
 
 /** Runs the bin to its end with a minimal environment; stdin is closed at once. */
 async function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
@@ -42,7 +45,20 @@ describe("opencode-conductor flags", () => {
       expect(r.stdout).toContain("--http");
       expect(r.stdout).toContain("OPENCODE_URL");
       // Every variable of the README's configuration table (MODEL_BLOCK is written "MODEL_ALLOW/_BLOCK").
-      for (const name of ["OPENCODE_PASSWORD", "TOOLSETS", "READ_ONLY", "_MODEL ", "FALLBACK", "RETRY_TIMEOUT_S", "MODEL_ALLOW/_BLOCK", "INSTANCE_TTL_S", "STATE_DIR", "SANDBOX", "AUDIT", "HTTP_TOKEN"]) {
+      for (const name of [
+        "OPENCODE_PASSWORD",
+        "TOOLSETS",
+        "READ_ONLY",
+        "_MODEL ",
+        "FALLBACK",
+        "RETRY_TIMEOUT_S",
+        "MODEL_ALLOW/_BLOCK",
+        "INSTANCE_TTL_S",
+        "STATE_DIR",
+        "SANDBOX",
+        "AUDIT",
+        "HTTP_TOKEN",
+      ]) {
         expect(r.stdout, name).toContain(name);
       }
     }
@@ -93,7 +109,10 @@ describe("opencode-conductor flags", () => {
 describe("the stdio server's lifetime", () => {
   function startStdio() {
     // A closed port: the server must not need opencode to start, answer initialize, or exit.
-    const child = spawn(process.execPath, [CLI], { env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_URL: "http://127.0.0.1:9" }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI], {
+      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_URL: "http://127.0.0.1:9" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
     return { child, exited };
   }
@@ -107,7 +126,12 @@ describe("the stdio server's lifetime", () => {
         if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
       });
     });
-    const request = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "unit", version: "1" } } };
+    const request = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "unit", version: "1" } },
+    };
     child.stdin!.write(`${JSON.stringify(request)}\n`);
     return JSON.parse(await line) as Record<string, unknown>;
   }
@@ -136,7 +160,8 @@ describe("HTTP host rules", () => {
 
   it("on a loopback bind, accepts only loopback Host headers (DNS rebinding)", () => {
     for (const h of ["127.0.0.1:8765", "localhost:8765", "[::1]:8765", "127.0.0.1"]) expect(hostAllowed(h, "127.0.0.1"), h).toBe(true);
-    for (const h of [undefined, "", "evil.example:8765", "127.0.0.1.evil.example:8765", "localhost.evil.example"]) expect(hostAllowed(h, "127.0.0.1"), String(h)).toBe(false);
+    for (const h of [undefined, "", "evil.example:8765", "127.0.0.1.evil.example:8765", "localhost.evil.example"])
+      expect(hostAllowed(h, "127.0.0.1"), String(h)).toBe(false);
   });
 
   it("off loopback, leaves Host alone: the required token is the guard", () => {
@@ -154,13 +179,20 @@ describe("opencode-conductor audit", () => {
     try {
       const file = join(dir, "audit.jsonl");
       const lines = [
-        { time: "2026-01-01T00:00:00.000Z", tool: "oc_delegate", outcome: "done", session_id: "ses_a", model: "fake/scripted", prompt: { sha256: "x", length: 3, first_line: "fix it" } },
+        {
+          time: "2026-01-01T00:00:00.000Z",
+          tool: "oc_delegate",
+          outcome: "done",
+          session_id: "ses_a",
+          model: "fake/scripted",
+          prompt: { sha256: "x", length: 3, first_line: "fix it" },
+        },
         { time: "2026-01-02T00:00:00.000Z", tool: "oc_answer", outcome: "ok", session_id: "ses_a", decision: "once", by: "human" },
       ];
       writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
       const all = await runCli(["audit"], { OPENCODE_CONDUCTOR_AUDIT: file });
       expect(all.code).toBe(0);
-      expect(all.stdout).toContain('oc_delegate');
+      expect(all.stdout).toContain("oc_delegate");
       expect(all.stdout).toContain('"fix it"');
       expect(all.stdout).toContain("decision=once by human");
       const answers = await runCli(["audit", "--tool", "oc_answer", "--json"], { OPENCODE_CONDUCTOR_AUDIT: file });

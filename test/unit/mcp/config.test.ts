@@ -31,7 +31,14 @@ describe("loadConfig defaults", () => {
 
   it("treats empty values as unset", () => {
     const empty = Object.fromEntries(
-      ["OPENCODE_URL", "OPENCODE_CONDUCTOR_TOOLSETS", "OPENCODE_CONDUCTOR_READ_ONLY", "OPENCODE_CONDUCTOR_RETRY_TIMEOUT_S", "OPENCODE_CONDUCTOR_SANDBOX", "OPENCODE_CONDUCTOR_MODEL"].map((k) => [k, ""]),
+      [
+        "OPENCODE_URL",
+        "OPENCODE_CONDUCTOR_TOOLSETS",
+        "OPENCODE_CONDUCTOR_READ_ONLY",
+        "OPENCODE_CONDUCTOR_RETRY_TIMEOUT_S",
+        "OPENCODE_CONDUCTOR_SANDBOX",
+        "OPENCODE_CONDUCTOR_MODEL",
+      ].map((k) => [k, ""]),
     );
     const c = loadConfig(empty);
     expect(c).toMatchObject({ toolsets: DEFAULT_TOOLSETS, readOnly: false, retryTimeoutS: 90 });

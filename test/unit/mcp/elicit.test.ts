@@ -41,7 +41,15 @@ function clock(ms: number): () => number {
   return () => (t += ms);
 }
 
-const permission: PendingPermission = { kind: "permission", id: "per_1", sessionId: "ses_1", permission: "bash", patterns: ["rm -rf build"], always: ["rm *"], metadata: {} };
+const permission: PendingPermission = {
+  kind: "permission",
+  id: "per_1",
+  sessionId: "ses_1",
+  permission: "bash",
+  patterns: ["rm -rf build"],
+  always: ["rm *"],
+  metadata: {},
+};
 const question: PendingQuestion = {
   kind: "question",
   id: "que_1",
@@ -78,7 +86,15 @@ describe("approvalHandler", () => {
     expect(f.forms[0]!.message).toContain("rm -rf build");
     expect(f.forms[0]!.message).toContain("rm *");
     expect(f.answers).toEqual([{ requestId: "per_1", sessionId: "ses_1", decision: "always" }]);
-    expect(f.audited).toEqual([{ session_id: "ses_1", decision: "always", by: "human", outcome: "ok", detail: { request_id: "per_1", action: "accept", elapsed_ms: expect.any(Number), permission: "bash", patterns: ["rm -rf build"] } }]);
+    expect(f.audited).toEqual([
+      {
+        session_id: "ses_1",
+        decision: "always",
+        by: "human",
+        outcome: "ok",
+        detail: { request_id: "per_1", action: "accept", elapsed_ms: expect.any(Number), permission: "bash", patterns: ["rm -rf build"] },
+      },
+    ]);
     expect(f.refused).toEqual([]);
   });
 
@@ -106,7 +122,13 @@ describe("approvalHandler", () => {
       expect(await approvalHandler(f.ctx, f.conductor, undefined, clock(ms))!(permission, {})).toBe("return");
       expect(f.answers).toEqual([]);
       expect(f.audited).toEqual([
-        { session_id: "ses_1", decision: "returned", by, outcome: "returned", detail: { request_id: "per_1", action, elapsed_ms: ms, permission: "bash", patterns: ["rm -rf build"] } },
+        {
+          session_id: "ses_1",
+          decision: "returned",
+          by,
+          outcome: "returned",
+          detail: { request_id: "per_1", action, elapsed_ms: ms, permission: "bash", patterns: ["rm -rf build"] },
+        },
       ]);
       expect(f.refused).toEqual([expect.objectContaining({ request_id: "per_1", session_id: "ses_1", by, outcome: "returned", action, elapsed_ms: ms })]);
       expect(f.refused[0]!.reason).toContain("oc_answer");

@@ -23,8 +23,15 @@ function newerSpec(): string {
     post: {
       operationId: "x.echo",
       summary: "Echo a text",
-      requestBody: { required: true, content: { "application/json": { schema: { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false } } } },
-      responses: { "200": { description: "The text", content: { "application/json": { schema: { type: "object", properties: { echoed: { type: "string" } } } } } } },
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": { schema: { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false } },
+        },
+      },
+      responses: {
+        "200": { description: "The text", content: { "application/json": { schema: { type: "object", properties: { echoed: { type: "string" } } } } } },
+      },
     },
   };
   delete spec.paths["/session/{sessionID}/children"];
@@ -59,7 +66,8 @@ async function setup(version: string, doc: string | null, state = stateDir()) {
     const url = new URL(request.url);
     if (url.pathname === "/global/health") return Response.json({ healthy: true, version });
     if (url.pathname === "/doc") docs += 1;
-    if (url.pathname === "/doc") return doc === null ? new Response("down", { status: 500 }) : new Response(doc, { headers: { "content-type": "application/json" } });
+    if (url.pathname === "/doc")
+      return doc === null ? new Response("down", { status: 500 }) : new Response(doc, { headers: { "content-type": "application/json" } });
     const text = await request.text();
     seen.push({ method: request.method, path: url.pathname, body: text ? JSON.parse(text) : undefined });
     return Response.json(url.pathname === "/x/echo" ? { echoed: (JSON.parse(text) as { text: string }).text } : []);
@@ -110,7 +118,9 @@ describe("an older opencode (1.15.0's real spec)", () => {
     const { conductor, seen } = await setup("1.3.2", OLD_SPEC);
     const error = await conductor.client.call("session.diff", { path: { sessionID: "ses_1" } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsupportedOperationError);
-    expect((error as Error).message).toContain("session.diff (GET /session/{sessionID}/diff) does not work on opencode 1.3.2: opencode records no per-turn diff there");
+    expect((error as Error).message).toContain(
+      "session.diff (GET /session/{sessionID}/diff) does not work on opencode 1.3.2: opencode records no per-turn diff there",
+    );
     expect((error as Error).message).toContain("It works from opencode 1.14.48.");
     expect(seen).toEqual([]);
   });

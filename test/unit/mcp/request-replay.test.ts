@@ -39,13 +39,56 @@ describe("startOnce", () => {
   });
 
   it("refuses an id used by another tool, and lets a start that failed before any session be retried", async () => {
-    await startOnce(ctx, "oc_delegate", "req-b", 1, async (on) => (await on!("ses_2", 0), "x"), async () => "y");
-    await expect(startOnce(ctx, "oc_delegate_parallel", "req-b", 1, async () => "x", async () => "y")).rejects.toThrow(/was used for oc_delegate/);
-    await expect(startOnce(ctx, "oc_delegate", "req-c", 1, async () => Promise.reject(new Error("bad directory")), async () => "y")).rejects.toThrow("bad directory");
-    expect(await startOnce(ctx, "oc_delegate", "req-c", 1, async () => "started", async () => "replayed")).toBe("started");
+    await startOnce(
+      ctx,
+      "oc_delegate",
+      "req-b",
+      1,
+      async (on) => (await on!("ses_2", 0), "x"),
+      async () => "y",
+    );
+    await expect(
+      startOnce(
+        ctx,
+        "oc_delegate_parallel",
+        "req-b",
+        1,
+        async () => "x",
+        async () => "y",
+      ),
+    ).rejects.toThrow(/was used for oc_delegate/);
+    await expect(
+      startOnce(
+        ctx,
+        "oc_delegate",
+        "req-c",
+        1,
+        async () => Promise.reject(new Error("bad directory")),
+        async () => "y",
+      ),
+    ).rejects.toThrow("bad directory");
+    expect(
+      await startOnce(
+        ctx,
+        "oc_delegate",
+        "req-c",
+        1,
+        async () => "started",
+        async () => "replayed",
+      ),
+    ).toBe("started");
   });
 
   it("runs without an id as a plain start", async () => {
-    expect(await startOnce(ctx, "oc_delegate", undefined, 1, async (on) => (on === undefined ? "plain" : "recorded"), async () => "replayed")).toBe("plain");
+    expect(
+      await startOnce(
+        ctx,
+        "oc_delegate",
+        undefined,
+        1,
+        async (on) => (on === undefined ? "plain" : "recorded"),
+        async () => "replayed",
+      ),
+    ).toBe("plain");
   });
 });

@@ -17,7 +17,12 @@ writeFileSync(auditPath, `${JSON.stringify({ time: "2026-01-01T00:00:00.000Z", t
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function connect(toolsets?: string): Promise<Client> {
-  const config = loadConfig({ OPENCODE_URL: "http://127.0.0.1:9", OPENCODE_CONDUCTOR_STATE_DIR: dir, OPENCODE_CONDUCTOR_AUDIT: auditPath, ...(toolsets ? { OPENCODE_CONDUCTOR_TOOLSETS: toolsets } : {}) });
+  const config = loadConfig({
+    OPENCODE_URL: "http://127.0.0.1:9",
+    OPENCODE_CONDUCTOR_STATE_DIR: dir,
+    OPENCODE_CONDUCTOR_AUDIT: auditPath,
+    ...(toolsets ? { OPENCODE_CONDUCTOR_TOOLSETS: toolsets } : {}),
+  });
   const server = createServer({ config, conductor: async () => ({}) as Conductor });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
@@ -36,9 +41,16 @@ describe("prompts", () => {
     expect(text).toContain('"task":"Review src/a.ts for error handling.');
     expect(text).toContain('"permissions":"readonly"');
     const fix = await c.getPrompt({ name: "fix_with_checks", arguments: { task: "Fix the flaky test", check: "npm test" } });
-    expect((fix.messages[0]!.content as { text: string }).text).toContain('oc_delegate with {"task":"Fix the flaky test","checks":["npm test"],"max_rounds":3}');
-    const migrate = await c.getPrompt({ name: "migrate_in_batches", arguments: { instruction: "Use node:fs/promises", files: "a.ts,b.ts,c.ts", batch_size: "2" } });
-    expect((migrate.messages[0]!.content as { text: string }).text).toMatch(/Migrate in 2 batches[\s\S]*1\. oc_delegate_parallel[\s\S]*2\. oc_delegate_parallel/);
+    expect((fix.messages[0]!.content as { text: string }).text).toContain(
+      'oc_delegate with {"task":"Fix the flaky test","checks":["npm test"],"max_rounds":3}',
+    );
+    const migrate = await c.getPrompt({
+      name: "migrate_in_batches",
+      arguments: { instruction: "Use node:fs/promises", files: "a.ts,b.ts,c.ts", batch_size: "2" },
+    });
+    expect((migrate.messages[0]!.content as { text: string }).text).toMatch(
+      /Migrate in 2 batches[\s\S]*1\. oc_delegate_parallel[\s\S]*2\. oc_delegate_parallel/,
+    );
     await c.close();
   });
 });

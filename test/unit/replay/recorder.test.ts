@@ -25,7 +25,17 @@ describe("createRecorder", () => {
     const response = await recorder.fetch(request);
     expect(await response.json()).toEqual({ id: "ses_x" }); // the caller still gets the body
     expect(recorder.interactions).toEqual([
-      { operationId: "session.create", atMs: expect.any(Number), method: "POST", path: "/session", query: { directory: "/p" }, requestBody: { title: "t" }, status: 200, contentType: "application/json", body: { id: "ses_x" } },
+      {
+        operationId: "session.create",
+        atMs: expect.any(Number),
+        method: "POST",
+        path: "/session",
+        query: { directory: "/p" },
+        requestBody: { title: "t" },
+        status: 200,
+        contentType: "application/json",
+        body: { id: "ses_x" },
+      },
     ]);
     expect(JSON.stringify(recorder.interactions)).not.toContain("c2VjcmV0");
   });

@@ -30,7 +30,14 @@ function raw(): Fixture {
         query: { directory: "/tmp/occ-test-AbC123/project" },
         status: 200,
         contentType: "application/json",
-        body: { id: SES, slug: "cosmic-moon", path: "tmp/occ-test-AbC123/project", time: { created: STARTED + 5 }, url: "http://127.0.0.1:40123/v1", big: "x".repeat(5000) },
+        body: {
+          id: SES,
+          slug: "cosmic-moon",
+          path: "tmp/occ-test-AbC123/project",
+          time: { created: STARTED + 5 },
+          url: "http://127.0.0.1:40123/v1",
+          big: "x".repeat(5000),
+        },
       },
       {
         operationId: "global.event",
@@ -43,10 +50,21 @@ function raw(): Fixture {
         events: [
           { atMs: 1, data: { payload: { id: "evt_2282ac6960016K1qJJEx84K6Fa", type: "server.connected", properties: {} } } },
           { atMs: 2, data: { payload: { type: "plugin.added", properties: { id: "x" } } } },
-          { atMs: 3, data: { directory: "/tmp/occ-test-AbC123/project", payload: { type: "message.updated", properties: { sessionID: SES, info: { id: MSG } } } } },
+          {
+            atMs: 3,
+            data: { directory: "/tmp/occ-test-AbC123/project", payload: { type: "message.updated", properties: { sessionID: SES, info: { id: MSG } } } },
+          },
         ],
       },
-      { atMs: 9, method: "GET", path: "/session/status", query: {}, status: 200, contentType: "application/json", body: { [SES]: { type: "busy" }, [MSG]: "call_7_0" } },
+      {
+        atMs: 9,
+        method: "GET",
+        path: "/session/status",
+        query: {},
+        status: 200,
+        contentType: "application/json",
+        body: { [SES]: { type: "busy" }, [MSG]: "call_7_0" },
+      },
     ],
   };
 }
@@ -74,7 +92,7 @@ describe("scrubFixture", () => {
 
   it("drops noise events and cuts huge strings, and says so in notes", () => {
     expect(stream!.events!.map((e) => (e.data as { payload: { type: string } }).payload.type)).toEqual(["server.connected", "message.updated"]);
-    expect(((get!.body as { big: string }).big).length).toBeLessThan(400);
+    expect((get!.body as { big: string }).big.length).toBeLessThan(400);
     expect(fixture.notes?.join("\n")).toMatch(/dropped events.*plugin\.added[\s\S]*truncated 1 string/);
   });
 

@@ -13,7 +13,9 @@ describe("replay: tool-turn", () => {
 
     const turn = await promptAndWait(client, session.id, "write hello.txt", { timeoutMs: 10_000 });
 
-    const statuses = turn.events.flatMap((e) => (e.type === "message.part.updated" && e.properties.part.type === "tool" ? [e.properties.part.state.status] : []));
+    const statuses = turn.events.flatMap((e) =>
+      e.type === "message.part.updated" && e.properties.part.type === "tool" ? [e.properties.part.state.status] : [],
+    );
     expect(statuses[0]).toBe("pending");
     expect(statuses.at(-1)).toBe("completed");
     const tool = turn.messages.flatMap((m) => m.parts).find((p): p is Schemas["ToolPart"] => p.type === "tool");

@@ -60,6 +60,7 @@ describeRecordedCalls(TOOL, [
     scenario: "missing-session",
     call: 5,
     answer: "tool error",
-    check: (r) => expect(r.text).toMatch(/Permission request not found: per_\d+\. It may be answered already, or belong to a session in another project directory/),
+    check: (r) =>
+      expect(r.text).toMatch(/Permission request not found: per_\d+\. It may be answered already, or belong to a session in another project directory/),
   },
 ]);

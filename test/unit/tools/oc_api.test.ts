@@ -27,7 +27,11 @@ describe(`${TOOL} refusals (nothing reaches opencode)`, () => {
     const missing = await call({ operation: "session.prompt_async", params: { sessionID: "ses_1" } });
     expectCleanError(missing, "body.parts: is required");
     expect(missing.text).toContain("Expected body: {");
-    const wrong = await call({ operation: "session.prompt_async", params: { sessionID: "ses_1" }, body: { parts: [{ type: "txt", text: "hi" }, { type: "text" }] } });
+    const wrong = await call({
+      operation: "session.prompt_async",
+      params: { sessionID: "ses_1" },
+      body: { parts: [{ type: "txt", text: "hi" }, { type: "text" }] },
+    });
     expect(wrong.text).toContain('body.parts[0].type: must be one of "text", "file", "agent", "subtask" (got "txt")');
     expect(wrong.text).toContain("body.parts[1].text: is required");
     expect((await call({ operation: "session.get", params: { sessionID: "nope" } })).text).toContain('params.sessionID: must match pattern "^ses"');
@@ -50,8 +54,19 @@ describe(`${TOOL} refusals (nothing reaches opencode)`, () => {
 });
 
 /** The response body opencode gave for a recorded request. */
-const recordedBody = (fixture: { interactions: Array<{ method: string; path: string; query: Record<string, string>; body?: unknown }> }, method: string, path: string, query: Record<string, string> = {}) =>
-  fixture.interactions.find((i) => i.method === method && i.path === path && Object.entries(query).every(([k, v]) => i.query[k] === v) && Object.keys(i.query).length === Object.keys(query).length + ("directory" in i.query ? 1 : 0))!.body;
+const recordedBody = (
+  fixture: { interactions: Array<{ method: string; path: string; query: Record<string, string>; body?: unknown }> },
+  method: string,
+  path: string,
+  query: Record<string, string> = {},
+) =>
+  fixture.interactions.find(
+    (i) =>
+      i.method === method &&
+      i.path === path &&
+      Object.entries(query).every(([k, v]) => i.query[k] === v) &&
+      Object.keys(i.query).length === Object.keys(query).length + ("directory" in i.query ? 1 : 0),
+  )!.body;
 
 describeRecordedCalls(TOOL, [
   {
@@ -72,7 +87,12 @@ describeRecordedCalls(TOOL, [
       expect(r.data).toEqual({ operation: "session.get", status: "ok", result: body, truncated: false, chars: JSON.stringify(body).length });
     },
   },
-  { scenario: "api", call: 2, answer: "tool error", check: (r) => expect(r.text).toBe("opencode error (NotFoundError): session.get failed with HTTP 404: Session not found: ses_0000000000000000000000000") },
+  {
+    scenario: "api",
+    call: 2,
+    answer: "tool error",
+    check: (r) => expect(r.text).toBe("opencode error (NotFoundError): session.get failed with HTTP 404: Session not found: ses_0000000000000000000000000"),
+  },
   {
     scenario: "api",
     call: 3,
@@ -86,13 +106,22 @@ describeRecordedCalls(TOOL, [
   },
   { scenario: "api", call: 4, answer: "tool error", check: (r) => expect(r.text).toContain("nothing was sent") },
   // The string "2" became the number the schema wants: the request matched the recorded ?limit=2.
-  { scenario: "api", call: 5, answer: "ok", check: (r, { fixture }) => expect(r.data.result).toEqual(recordedBody(fixture, "GET", "/session", { limit: "2" })) },
+  {
+    scenario: "api",
+    call: 5,
+    answer: "ok",
+    check: (r, { fixture }) => expect(r.data.result).toEqual(recordedBody(fixture, "GET", "/session", { limit: "2" })),
+  },
   {
     scenario: "api",
     call: 6,
     answer: "ok",
     check: (r, { fixture }) => {
-      expect(r.data).toMatchObject({ operation: "v2.session.list", truncated: true, chars: JSON.stringify(recordedBody(fixture, "GET", "/api/session")).length });
+      expect(r.data).toMatchObject({
+        operation: "v2.session.list",
+        truncated: true,
+        chars: JSON.stringify(recordedBody(fixture, "GET", "/api/session")).length,
+      });
       expect(r.data.note).toContain("`cursor`");
     },
   },

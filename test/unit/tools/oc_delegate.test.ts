@@ -3,7 +3,15 @@
 // `npm run record -- --tools`): one row per status, each compared with what opencode recorded.
 // A template for a new tool's test: copy this file, keep the three parts.
 import { describe, expect, it } from "vitest";
-import { describeRecordedCalls, expectCleanError, recordedEvents, recordedLastReply, recordedMessages, useNoOpencode, useToolReplay } from "../../support/tool-replay.js";
+import {
+  describeRecordedCalls,
+  expectCleanError,
+  recordedEvents,
+  recordedLastReply,
+  recordedMessages,
+  useNoOpencode,
+  useToolReplay,
+} from "../../support/tool-replay.js";
 import { expectToolsnap, inputProperties, listedTool } from "../../support/toolsnaps.js";
 
 const TOOL = "oc_delegate";

@@ -37,7 +37,10 @@ describeRecordedCalls(TOOL, [
     check: (r, { fixture }) => {
       const results = r.data.results as Array<{ index: number; status: string; session_id: string; answer: string }>;
       expect(r.data.counts).toEqual({ done: 2 });
-      expect(results.map((t) => [t.index, t.status])).toEqual([[0, "done"], [1, "done"]]);
+      expect(results.map((t) => [t.index, t.status])).toEqual([
+        [0, "done"],
+        [1, "done"],
+      ]);
       for (const t of results) expect(t.answer).toBe(recordedLastReply(fixture, t.session_id)!.parts.findLast((p) => p.type === "text")!.text);
       expect(new Set(results.map((t) => t.answer))).toEqual(new Set(["Task A done.", "Task B done."]));
       expect(r.text).toMatch(/^2 tasks: 2 done/);

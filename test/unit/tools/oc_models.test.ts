@@ -25,7 +25,9 @@ describeRecordedCalls(TOOL, [
     call: 0,
     answer: "ok",
     check: (r, { fixture }) => {
-      const providers = (fixture.interactions.find((i) => i.operationId === "config.providers")!.body as { providers: Array<{ id: string; models: Record<string, unknown> }> }).providers;
+      const providers = (
+        fixture.interactions.find((i) => i.operationId === "config.providers")!.body as { providers: Array<{ id: string; models: Record<string, unknown> }> }
+      ).providers;
       const recorded = providers.flatMap((p) => Object.keys(p.models).map((m) => `${p.id}/${m}`)).sort();
       expect(ids(r).sort()).toEqual(recorded);
       expect(r.data.total).toBe(recorded.length);

@@ -8,7 +8,24 @@ import { describeRecordedCalls, expectCleanError, recordedMessages, useNoOpencod
 import { expectToolsnap, inputProperties, listedTool } from "../../support/toolsnaps.js";
 
 const TOOL = "oc_session";
-const ACTIONS = ["info", "messages", "diff", "fork", "compact", "rename", "archive", "delete", "abort", "revert", "unrevert", "shell", "export", "todo", "set_model", "set_agent"];
+const ACTIONS = [
+  "info",
+  "messages",
+  "diff",
+  "fork",
+  "compact",
+  "rename",
+  "archive",
+  "delete",
+  "abort",
+  "revert",
+  "unrevert",
+  "shell",
+  "export",
+  "todo",
+  "set_model",
+  "set_agent",
+];
 
 describe(`${TOOL} schema`, () => {
   it("matches its snapshot", async () => expectToolsnap(await listedTool(TOOL)));

@@ -24,7 +24,12 @@ describeRecordedCalls(TOOL, [
     answer: "ok",
     check: (r, { fixture }) => {
       const agents = fixture.interactions.find((i) => i.operationId === "app.agents")!.body as unknown[];
-      expect(r.data).toMatchObject({ version: "1.18.33", healthy: true, default_model: "fake/scripted", counts: { providers: 1, models: 2, agents: agents.length } });
+      expect(r.data).toMatchObject({
+        version: "1.18.33",
+        healthy: true,
+        default_model: "fake/scripted",
+        counts: { providers: 1, models: 2, agents: agents.length },
+      });
       expect(r.data.compatibility).toMatchObject({ verdict: expect.stringMatching(/^tested/) });
       expect(r.data.engine).toBe("v1");
       expect(r.text).toMatch(/^opencode 1\.18\.33 at http:\/\/opencode\.replay\.invalid \(engine v1\): healthy\./);

@@ -23,7 +23,11 @@ describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it.each([
     ["no session id", {}, /Invalid arguments for tool oc_wait: .*at session_id/],
-    ["an id that is not a session's", { session_id: "nope" }, /session id must be an opencode id starting with "ses_", got "nope". List sessions to find one. Next: oc_sessions/],
+    [
+      "an id that is not a session's",
+      { session_id: "nope" },
+      /session id must be an opencode id starting with "ses_", got "nope". List sessions to find one. Next: oc_sessions/,
+    ],
     ["an unknown detail", { session_id: MISSING_SESSION, detail: "everything" }, /expected one of "final"\|"summary"\|"full" at detail/],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);

@@ -20,29 +20,57 @@ export function AuditPage({ version }) {
     ${data?.off ? html`<p class="muted">Auditing is off (OPENCODE_CONDUCTOR_AUDIT=off).</p>` : ""}
     <div class="filters">
       <label>Session <input value=${filters.session} onInput=${set("session")} placeholder="ses_…" /></label>
-      <label>Tool <select value=${filters.tool} onChange=${set("tool")}><option value="">all</option>${(data?.tools ?? []).map((t) => html`<option>${t}</option>`)}</select></label>
-      <label>Outcome <select value=${filters.outcome} onChange=${set("outcome")}><option value="">all</option>${(data?.outcomes ?? []).map((t) => html`<option>${t}</option>`)}</select></label>
+      <label
+        >Tool
+        <select value=${filters.tool} onChange=${set("tool")}>
+          <option value="">all</option>
+          ${(data?.tools ?? []).map((t) => html`<option>${t}</option>`)}
+        </select></label
+      >
+      <label
+        >Outcome
+        <select value=${filters.outcome} onChange=${set("outcome")}>
+          <option value="">all</option>
+          ${(data?.outcomes ?? []).map((t) => html`<option>${t}</option>`)}
+        </select></label
+      >
       <label>Since <input type="datetime-local" value=${filters.since} onInput=${set("since")} /></label>
       <label>Until <input type="datetime-local" value=${filters.until} onInput=${set("until")} /></label>
     </div>
     ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
-    <div class="scroll"><table class="audit">
-      <thead><tr><th>Time</th><th>Tool</th><th>Outcome</th><th>Session</th><th>Decision</th><th>By</th><th>Model</th><th>What</th></tr></thead>
-      <tbody>
-        ${(data?.entries ?? []).map(
-          (e) => html`<tr data-testid="audit-row" data-tool=${e.tool} data-by=${e.by ?? ""}>
-            <td class="small">${new Date(e.time).toLocaleString("en-GB")}</td>
-            <td><code>${e.tool}</code></td>
-            <td>${e.outcome}</td>
-            <td class="small">${e.session_id ?? "–"}</td>
-            <td>${e.decision ?? ""}</td>
-            <td>${e.by ?? ""}</td>
-            <td class="small">${e.model ?? ""}</td>
-            <td class="small">${e.prompt?.first_line ?? ""}${e.error ? html`<div class="error">${e.error}</div>` : ""}${e.detail ? html`<div class="muted">${JSON.stringify(e.detail).slice(0, 160)}</div>` : ""}</td>
-          </tr>`,
-        )}
-      </tbody>
-    </table></div>
+    <div class="scroll">
+      <table class="audit">
+        <thead>
+          <tr>
+            <th>Time</th>
+            <th>Tool</th>
+            <th>Outcome</th>
+            <th>Session</th>
+            <th>Decision</th>
+            <th>By</th>
+            <th>Model</th>
+            <th>What</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${(data?.entries ?? []).map(
+            (e) =>
+              html`<tr data-testid="audit-row" data-tool=${e.tool} data-by=${e.by ?? ""}>
+                <td class="small">${new Date(e.time).toLocaleString("en-GB")}</td>
+                <td><code>${e.tool}</code></td>
+                <td>${e.outcome}</td>
+                <td class="small">${e.session_id ?? "–"}</td>
+                <td>${e.decision ?? ""}</td>
+                <td>${e.by ?? ""}</td>
+                <td class="small">${e.model ?? ""}</td>
+                <td class="small">
+                  ${e.prompt?.first_line ?? ""}${e.error ? html`<div class="error">${e.error}</div>` : ""}${e.detail ? html`<div class="muted">${JSON.stringify(e.detail).slice(0, 160)}</div>` : ""}
+                </td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
     <nav class="pager" aria-label="Audit pages">
       <button disabled=${!data || page === 0} onClick=${() => setPage(page - 1)}>← newer</button>
       <span>page ${data ? data.page + 1 : 1} of ${data?.pages ?? 1}</span>

@@ -22,7 +22,12 @@ function Permission({ r, task }) {
     <div class="actions">
       <button disabled=${busy} onClick=${() => send("once")}>Allow once</button>
       <button disabled=${busy} onClick=${() => send("always")}>Always</button>
-      <input aria-label="Message to the agent (with reject)" placeholder="Message to the agent (optional)" value=${message} onInput=${(e) => setMessage(e.currentTarget.value)} />
+      <input
+        aria-label="Message to the agent (with reject)"
+        placeholder="Message to the agent (optional)"
+        value=${message}
+        onInput=${(e) => setMessage(e.currentTarget.value)}
+      />
       <button class="danger" disabled=${busy} onClick=${() => send("reject")}>Reject</button>
     </div>
     ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
@@ -38,19 +43,34 @@ function Question({ r, task }) {
     setBusy(true);
     post("/api/answer", { id: r.id, ...body }).catch((e) => (setError(e.message), setBusy(false)));
   };
-  const toggle = (i, label, multiple) => setChoices(choices.map((c, j) => (j !== i ? c : multiple ? (c.includes(label) ? c.filter((x) => x !== label) : [...c, label]) : [label])));
+  const toggle = (i, label, multiple) =>
+    setChoices(choices.map((c, j) => (j !== i ? c : multiple ? (c.includes(label) ? c.filter((x) => x !== label) : [...c, label]) : [label])));
   const answers = r.questions.map((_, i) => (texts[i].trim() ? [texts[i].trim()] : choices[i]));
   return html`<article class="request" data-testid="pending" data-request=${r.id}>
     <h3>Question</h3>
     <p class="muted small">${task ? html`<a href=${`#/task/${task.id}`}>${taskLabel(task)}</a>` : r.sessionId} · asked ${time(r.asked_at)}</p>
     ${r.questions.map(
-      (q, i) => html`<fieldset>
-        <legend>${q.question}</legend>
-        ${q.options.map(
-          (o) => html`<label class="option"><input type=${q.multiple ? "checkbox" : "radio"} name=${`${r.id}-${i}`} checked=${choices[i].includes(o.label)} onChange=${() => toggle(i, o.label, q.multiple)} />${o.label}${o.description ? html` <span class="muted small">${o.description}</span>` : ""}</label>`,
-        )}
-        <input aria-label="Your own answer" placeholder="Or your own answer" value=${texts[i]} onInput=${(e) => setTexts(texts.map((t, j) => (j === i ? e.currentTarget.value : t)))} />
-      </fieldset>`,
+      (q, i) =>
+        html`<fieldset>
+          <legend>${q.question}</legend>
+          ${q.options.map(
+            (o) =>
+              html`<label class="option"
+                ><input
+                  type=${q.multiple ? "checkbox" : "radio"}
+                  name=${`${r.id}-${i}`}
+                  checked=${choices[i].includes(o.label)}
+                  onChange=${() => toggle(i, o.label, q.multiple)}
+                />${o.label}${o.description ? html` <span class="muted small">${o.description}</span>` : ""}</label
+              >`,
+          )}
+          <input
+            aria-label="Your own answer"
+            placeholder="Or your own answer"
+            value=${texts[i]}
+            onInput=${(e) => setTexts(texts.map((t, j) => (j === i ? e.currentTarget.value : t)))}
+          />
+        </fieldset>`,
     )}
     <div class="actions">
       <button disabled=${busy || answers.some((a) => a.length === 0)} onClick=${() => send({ answers })}>Answer</button>

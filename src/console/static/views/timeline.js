@@ -30,7 +30,16 @@ function timelineData(tasks, now) {
         .map((s) => ({ y: labels[i], x: [sec(s.from), sec(s.to ?? t.ended_at ?? now)], task: t.id })),
     ),
   }));
-  const marks = (name, style, color, times) => ({ type: "scatter", label: name, order: 0, pointStyle: style, pointRadius: 7, backgroundColor: color, borderColor: "#222", data: tasks.flatMap((t, i) => times(t).map((at) => ({ x: sec(at), y: labels[i] }))) });
+  const marks = (name, style, color, times) => ({
+    type: "scatter",
+    label: name,
+    order: 0,
+    pointStyle: style,
+    pointRadius: 7,
+    backgroundColor: color,
+    borderColor: "#222",
+    data: tasks.flatMap((t, i) => times(t).map((at) => ({ x: sec(at), y: labels[i] }))),
+  });
   return {
     labels,
     datasets: [
@@ -72,7 +81,9 @@ function TaskBars({ tasks, now }) {
     },
   });
   const height = 70 + tasks.length * 34;
-  return html`<div class="chart" style=${{ height: `${height}px` }}><canvas ref=${ref} data-testid="timeline" role="img" aria-label=${`Timeline of ${tasks.length} tasks`}></canvas></div>`;
+  return html`<div class="chart" style=${{ height: `${height}px` }}>
+    <canvas ref=${ref} data-testid="timeline" role="img" aria-label=${`Timeline of ${tasks.length} tasks`}></canvas>
+  </div>`;
 }
 
 function ModelBars({ tasks }) {
@@ -93,7 +104,11 @@ function ModelBars({ tasks }) {
         { label: "cost ($)", data: models.map((m) => byModel[m].cost), backgroundColor: "#2e8b57", yAxisID: "cost" },
       ],
     },
-    options: { animation: false, maintainAspectRatio: false, scales: { tokens: { position: "left", beginAtZero: true }, cost: { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } } } },
+    options: {
+      animation: false,
+      maintainAspectRatio: false,
+      scales: { tokens: { position: "left", beginAtZero: true }, cost: { position: "right", beginAtZero: true, grid: { drawOnChartArea: false } } },
+    },
   });
   return html`<div class="chart small-chart"><canvas ref=${ref} data-testid="models-chart" role="img" aria-label="Tokens and cost per model"></canvas></div>`;
 }
@@ -103,6 +118,11 @@ export function Timeline({ tasks, now, embedded }) {
   return html`
     ${embedded ? "" : html`<h2>Timeline</h2>`}
     <${TaskBars} tasks=${tasks} now=${now} />
-    ${embedded ? "" : html`<h2>Tokens and cost per model</h2><${ModelBars} tasks=${tasks} />`}
+    ${
+      embedded
+        ? ""
+        : html`<h2>Tokens and cost per model</h2>
+            <${ModelBars} tasks=${tasks} />`
+    }
   `;
 }

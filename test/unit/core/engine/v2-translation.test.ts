@@ -15,7 +15,9 @@ import { isEventStream, loadV2Fixture, type V2ScenarioName } from "../../../supp
 
 function recorded(name: V2ScenarioName) {
   const fixture = loadV2Fixture(name);
-  const created = fixture.interactions.find((i) => i.operationId?.endsWith("session.create"))!.body as { data: { id: string; location: { directory: string } } };
+  const created = fixture.interactions.find((i) => i.operationId?.endsWith("session.create"))!.body as {
+    data: { id: string; location: { directory: string } };
+  };
   const stream = fixture.interactions.find((i) => isEventStream(i.contentType))!;
   const final = (fixture.interactions.findLast((i) => i.operationId?.endsWith("message.list"))!.body as { data: V2Message[] }).data;
   return { sessionId: created.data.id, directory: created.data.location.directory, events: stream.events!.map((e) => e.data as V2Event), final };
@@ -32,15 +34,23 @@ describe("V2Signals on recorded 2.x streams", () => {
   it("write-turn: the write tool runs and completes, naming the file it wrote (2.x `path`); the outcome ends the turn", () => {
     const s = signals("write-turn");
     const tools = s.filter((x) => x.kind === "tool");
-    expect(tools).toEqual([expect.objectContaining({ tool: "write", status: "running" }), expect.objectContaining({ tool: "write", status: "completed", file: expect.any(String) })]);
+    expect(tools).toEqual([
+      expect.objectContaining({ tool: "write", status: "running" }),
+      expect.objectContaining({ tool: "write", status: "completed", file: expect.any(String) }),
+    ]);
     expect(s.some((x) => x.kind === "busy")).toBe(true);
-    expect(s.filter((x) => x.kind === "turn" && x.event.type === "outcome").map((x) => (x as { event: { outcome: string } }).event.outcome)).toEqual(["succeeded"]);
+    expect(s.filter((x) => x.kind === "turn" && x.event.type === "outcome").map((x) => (x as { event: { outcome: string } }).event.outcome)).toEqual([
+      "succeeded",
+    ]);
   });
 
   it("permission: the request blocks (action, resources, save), then its reply clears it", () => {
     const s = signals("permission");
     const request = s.find((x) => x.kind === "request");
-    expect(request).toMatchObject({ kind: "request", request: { kind: "permission", id: expect.stringMatching(/^per_/), permission: "shell", patterns: [expect.any(String)], always: expect.any(Array) } });
+    expect(request).toMatchObject({
+      kind: "request",
+      request: { kind: "permission", id: expect.stringMatching(/^per_/), permission: "shell", patterns: [expect.any(String)], always: expect.any(Array) },
+    });
     const id = (request as { request: { id: string } }).request.id;
     expect(s.findIndex((x) => x.kind === "request-answered" && x.id === id)).toBeGreaterThan(s.indexOf(request!));
   });
@@ -56,7 +66,9 @@ describe("V2Signals on recorded 2.x streams", () => {
   it("http-400: no retry is signalled, the outcome is failed with the provider's error", () => {
     const s = signals("http-400");
     expect(s.some((x) => x.kind === "retry")).toBe(false);
-    expect(s.find((x) => x.kind === "turn" && x.event.type === "outcome")).toMatchObject({ event: { outcome: "failed", error: { name: "provider.invalid-request", statusCode: 400 } } });
+    expect(s.find((x) => x.kind === "turn" && x.event.type === "outcome")).toMatchObject({
+      event: { outcome: "failed", error: { name: "provider.invalid-request", statusCode: 400 } },
+    });
   });
 
   it("usage: each step's tokens count once, for the prompt promoted before it", () => {
@@ -76,8 +88,18 @@ describe("2.x messages in the core's shape", () => {
     const r = recorded("write-turn");
     const messages = messagesFromV2(r.final, r.sessionId, r.directory);
     const summary = summarizeTurn({ sessionId: r.sessionId, messages, outcome: "idle" });
-    const lastText = r.final.filter((m) => m.type === "assistant").flatMap((m) => m.content ?? []).filter((c) => c.type === "text").at(-1)?.text;
-    expect(summary).toMatchObject({ status: "done", answer: lastText, tools: [{ tool: "write", status: "completed" }], model: "fake/scripted", agent: "build" });
+    const lastText = r.final
+      .filter((m) => m.type === "assistant")
+      .flatMap((m) => m.content ?? [])
+      .filter((c) => c.type === "text")
+      .at(-1)?.text;
+    expect(summary).toMatchObject({
+      status: "done",
+      answer: lastText,
+      tools: [{ tool: "write", status: "completed" }],
+      model: "fake/scripted",
+      agent: "build",
+    });
     // The file the write tool named (this recording's project has no git, so no step snapshot lists it).
     const written = r.final.flatMap((m) => m.content ?? []).flatMap((c) => (c.type === "tool" && c.name === "write" ? [String(c.state?.input?.path)] : []));
     expect(written).toHaveLength(1);

@@ -93,6 +93,9 @@ describe("TurnMachine on recorded turns", () => {
     const r = recorded("end-abort-retry");
     const half = run(r, firstIdle(r) - 1).machine;
     expect(half.verdict).toBeUndefined();
-    expect(half.apply({ type: "lost", error: { name: "ServerLost", message: "gone" } })).toEqual({ status: "lost", error: { name: "ServerLost", message: "gone" } });
+    expect(half.apply({ type: "lost", error: { name: "ServerLost", message: "gone" } })).toEqual({
+      status: "lost",
+      error: { name: "ServerLost", message: "gone" },
+    });
   });
 });

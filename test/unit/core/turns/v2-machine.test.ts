@@ -50,9 +50,17 @@ const cases: Array<[V2ScenarioName, string, { status: string; error?: Record<str
   ["permission", "session.execution.succeeded", { status: "done" }],
   ["question", "session.execution.succeeded", { status: "done" }], // a form answered
   ["steer", "session.execution.succeeded", { status: "done" }],
-  ["http-400", "session.execution.failed", { status: "error", error: { name: "provider.invalid-request", statusCode: 400, message: expect.stringContaining("HTTP 400") } }],
+  [
+    "http-400",
+    "session.execution.failed",
+    { status: "error", error: { name: "provider.invalid-request", statusCode: 400, message: expect.stringContaining("HTTP 400") } },
+  ],
   ["interrupt", "session.execution.interrupted", { status: "interrupted", error: { name: "aborted", message: "Step interrupted", reason: "user" } }],
-  ["permission-rejected", "session.execution.interrupted", { status: "interrupted", error: { name: "aborted", message: "Step interrupted", reason: "shutdown" } }],
+  [
+    "permission-rejected",
+    "session.execution.interrupted",
+    { status: "interrupted", error: { name: "aborted", message: "Step interrupted", reason: "shutdown" } },
+  ],
 ];
 
 describe("TurnMachine on recorded 2.x executions", () => {
