@@ -6,7 +6,8 @@ import { waitThrough, type BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "../context.js";
 import { lastTurn, type TurnSummary } from "./summary.js";
 import type { SessionMessage } from "./session-message.js";
-import type { TurnWatch, TurnWaitOptions, WaitOutcome } from "./watch.js";
+import type { TurnWatch } from "./watch.js";
+import type { TurnWaitOptions, WaitOutcome } from "./watch-wait.js";
 import { exhaustedError } from "./fallback-policy.js";
 import { watchdogOf } from "./fallback-watchdog.js";
 

@@ -7,7 +7,9 @@ import type { CoreContext } from "../context.js";
 import { switchingAttempt, waitTurn, withFallbacks } from "./fallback-wait.js";
 import { recordedVerdict, summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
 import { keep, runningWatch } from "./kept-watches.js";
-import { TurnWatch, type TurnProgress, type WaitOutcome } from "./watch.js";
+import { TurnWatch } from "./watch.js";
+import type { WaitOutcome } from "./watch-wait.js";
+import type { TurnProgress } from "./turn-progress.js";
 
 export interface WaitOptions {
   /** Stop waiting after this long and answer `running`; the turn goes on. Default: no limit. */
