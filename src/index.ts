@@ -13,7 +13,7 @@ export type { PendingRequest, PendingPermission, PendingQuestion, AnswerPermissi
 export type { PermissionConfig, Permissions, PermissionPreset, PermissionRule } from "./core/policy/permissions.js";
 export { rulesFromConfig } from "./core/policy/permissions.js";
 export type { TurnSummary, TurnStatus, Detail, FileChange, ToolUse, TurnTokens } from "./core/turns/summary.js";
-export type { TurnProgress } from "./core/turns/watch.js";
+export type { TurnProgress } from "./core/turns/turn-progress.js";
 export type { WaitOptions } from "./core/turns/turn.js";
 // Sessions, models, status and catalogs are methods of Conductor (conductor.sessions.info(id),
 // conductor.models(), conductor.status(), conductor.catalog(kind)); their types:

@@ -7,7 +7,8 @@ import type { AttachedFile } from "./engine/engine.js";
 import { resolveModelRef } from "./catalog/models.js";
 import { quoted, UsageError } from "./errors.js";
 import { existingDirectory } from "./inputs/directory.js";
-import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks, startWatchdog } from "./turns/fallback.js";
+import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks } from "./turns/fallback-policy.js";
+import { startWatchdog } from "./turns/fallback-watchdog.js";
 import type { FallbackRecord } from "./turns/summary.js";
 import { governed, type GovernedSummary, type GovernOptions } from "./governance/governed.js";
 import type { ModelRef } from "./catalog/model-resolve.js";
@@ -45,7 +46,7 @@ export interface DelegateOptions extends Omit<RunTurnOptions, "fresh">, GovernOp
   guard?: boolean;
   /** Told the session id as soon as the session exists (e.g. to record an idempotent start). */
   onSession?: (sessionId: string) => void | Promise<void>;
-  /** Models to switch to, in order, when the model keeps failing (default: settings.fallbackModels). See turns/fallback.ts. */
+  /** Models to switch to, in order, when the model keeps failing (default: settings.fallbackModels). See turns/fallback-policy.ts. */
   fallbackModels?: string[];
   /** How long the session may stay in `retry` before the switch (default: settings.retryTimeoutS, 90 s). */
   retryTimeoutMs?: number;

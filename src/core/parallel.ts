@@ -6,7 +6,7 @@ import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.
 import { UsageError } from "./errors.js";
 import { wait } from "./control.js";
 import type { WaitOptions } from "./turns/turn.js";
-import type { TurnProgress } from "./turns/watch.js";
+import type { TurnProgress } from "./turns/turn-progress.js";
 
 export const DEFAULT_CONCURRENCY = 12;
 export const MAX_CONCURRENCY = 50;

@@ -18,7 +18,7 @@ import {
 } from "../core/policy/approvals.js";
 import { digestPrompt } from "../core/governance/audit.js";
 import type { BlockedHandler } from "../core/turns/blocked.js";
-import { AnsweredElsewhere } from "../core/turns/watch.js";
+import { AnsweredElsewhere } from "../core/turns/pending-requests.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Decider, RefusedApproval } from "./refusals.js";
 import type { ToolContext } from "./tool-def.js";

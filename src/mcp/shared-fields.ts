@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { ApprovalMode } from "../config.js";
 import type { Conductor } from "../core/conductor.js";
 import { approvalHandler } from "./elicit.js";
-import type { TurnProgress } from "../core/turns/watch.js";
+import type { TurnProgress } from "../core/turns/turn-progress.js";
 import type { ToolContext } from "./tool-def.js";
 
 /** Longest a call may hold the client; past it the tool answers `running` and oc_wait picks up. */

@@ -3,7 +3,7 @@
 // by its id and results come back in input order. Split from client.ts.
 import { quoted, UsageError } from "../errors.js";
 import type { ParallelResult, ParallelSummary } from "../parallel.js";
-import type { TurnProgress } from "../turns/watch.js";
+import type { TurnProgress } from "../turns/turn-progress.js";
 import type { QueueConnection } from "./connection.js";
 import { enqueue } from "./enqueue.js";
 import { batchTaskIds, checkTaskId, taskIdFor } from "./names.js";

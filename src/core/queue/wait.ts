@@ -3,7 +3,7 @@
 // while Redis was away. Split from client.ts: wait, waitBatch (batch.ts) and cancel (cancel.ts)
 // wait this way.
 import { QueueEvents } from "bullmq";
-import type { TurnProgress } from "../turns/watch.js";
+import type { TurnProgress } from "../turns/turn-progress.js";
 import type { Detail } from "../turns/summary.js";
 import type { QueueConnection } from "./connection.js";
 import type { QueuedSummary, TaskOutcome } from "./outcome.js";

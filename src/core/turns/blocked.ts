@@ -2,7 +2,8 @@
 // asking the human, or a deny policy) each request is handed to it and the wait goes on, so the
 // caller never sees `blocked` unless the hook gives the request back. The core stays MCP-free.
 import type { PendingRequest } from "../policy/approvals.js";
-import type { TurnWatch, TurnWaitOptions, WaitOutcome } from "./watch.js";
+import type { TurnWatch } from "./watch.js";
+import type { TurnWaitOptions, WaitOutcome } from "./watch-wait.js";
 
 /**
  * Answers (or declines to answer) one request. "handled": it was answered, keep waiting;

@@ -16,7 +16,7 @@ export { FILE_TOOLS, filePathOf };
  */
 export type TurnStatus = "done" | "error" | "blocked" | "running" | "interrupted" | "lost" | "checks_failed" | "budget_exceeded";
 export type Detail = "final" | "summary" | "full";
-/** A model switch of the fallback watchdog (turns/fallback.ts); also kept per session in the instance registry. */
+/** A model switch of the fallback watchdog (turns/fallback-watchdog.ts); also kept per session in the instance registry. */
 export interface FallbackRecord {
   /** `provider/model` that failed. */
   from: string;
@@ -83,7 +83,7 @@ export interface TurnSummary {
   /** The user message that started the turn (use it with session diff/revert). */
   messageId?: string;
   transcript?: TranscriptEntry[];
-  /** Model switches of the fallback watchdog during this turn (turns/fallback.ts). */
+  /** Model switches of the fallback watchdog during this turn (turns/fallback-watchdog.ts). */
   fallbacks?: FallbackRecord[];
 }
 

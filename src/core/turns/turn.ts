@@ -4,10 +4,12 @@
 // watch, so a later wait() picks up where it was (the files it saw, the requests that block it).
 import type { BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "../context.js";
-import { switchingAttempt, waitTurn, withFallbacks } from "./fallback.js";
+import { switchingAttempt, waitTurn, withFallbacks } from "./fallback-wait.js";
 import { recordedVerdict, summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
 import { keep, runningWatch } from "./kept-watches.js";
-import { TurnWatch, type TurnProgress, type WaitOutcome } from "./watch.js";
+import { TurnWatch } from "./watch.js";
+import type { WaitOutcome } from "./watch-wait.js";
+import type { TurnProgress } from "./turn-progress.js";
 
 export interface WaitOptions {
   /** Stop waiting after this long and answer `running`; the turn goes on. Default: no limit. */
@@ -64,7 +66,7 @@ export async function waitForSession(ctx: CoreContext, sessionId: string, option
 
 /**
  * Runs the wait, then keeps the watch if the turn goes on, or closes it. `at.watch` may move on to
- * a later attempt's watch when the fallback watchdog switches models (turns/fallback.ts).
+ * a later attempt's watch when the fallback watchdog switches models (turns/fallback-wait.ts).
  */
 async function follow(
   ctx: CoreContext,

@@ -1,64 +1,38 @@
 // Follows a session's turn on the event stream and asks the turn machine (turns/machine.ts)
 // whether opencode has recorded its end: an idle alone never ends a turn; on opencode 2.x the
 // `session.execution.*` outcome event is the evidence. It is engine-neutral: the engine's
-// translator (engine/v1-signals.ts, engine/v2-signals.ts) tells it what each event means. Subscribe before prompting. It also keeps what the caller is shown while the turn runs:
-// progress, files edited, the permission requests and questions that block it. After a reconnect,
-// or when attaching to a session someone else prompted, it re-reads the server and resyncs the
-// machine; when the session stays idle without a recorded end, timers re-read and then give up
-// (`lost`); when the server goes away the turn is `lost` at once.
+// translator (engine/v1-signals.ts, engine/v2-signals.ts) tells it what each event means. Subscribe
+// before prompting. After a reconnect, or when attaching to a session someone else prompted, it
+// re-reads the server and resyncs the machine; when the session stays idle without a recorded end,
+// timers re-read and then give up (`lost`, turns/evidence-rereads.ts); when the server goes away
+// the turn is `lost` at once. What the caller is shown meanwhile lives apart: progress and files
+// edited (turns/turn-progress.ts), the requests that block the turn (turns/pending-requests.ts),
+// and how waits sleep and wake (turns/watch-wait.ts).
 import type { Engine, SessionTranslator, TurnSnapshot, WatchSignal } from "../engine/engine.js";
-import { describeRequest, type PendingRequest } from "../policy/approvals.js";
 import type { EventSource, HubEvent } from "../event-hub.js";
 import type { SessionMessage } from "./session-message.js";
 import { SeenMessages } from "./messages.js";
 import { TurnMachine, type SessionActivity, type TurnEvent, type TurnMachineOptions } from "./machine.js";
 import type { RecordedError, TurnVerdict } from "./record.js";
 import { recordedMessage } from "./v1-events.js";
-
-export type TurnProgress =
-  | { kind: "busy"; message: string }
-  | { kind: "tool"; tool: string; status: "running" | "completed" | "error"; title?: string; message: string }
-  | { kind: "file"; file: string; message: string }
-  | { kind: "retry"; attempt: number; nextAt: number; reason: string; message: string }
-  | { kind: "fallback"; from: string; to: string; reason: string; message: string }
-  | { kind: "blocked"; request: PendingRequest; message: string };
-
-/** How a wait ended: the turn is over, it waits on a person, the caller's time ran out, or the caller cancelled. */
-export type WaitOutcome = "idle" | "blocked" | "timeout" | "cancelled";
-
-export interface TurnWaitOptions {
-  /** Give up waiting after this long (the turn keeps running). Default: no limit. */
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  /** Return `blocked` as soon as a permission or question waits (default true). */
-  returnOnBlocked?: boolean;
-}
+import { PendingRequests } from "./pending-requests.js";
+import { EvidenceRereads } from "./evidence-rereads.js";
+import { TurnReport, type RetryStatus, type TurnProgress } from "./turn-progress.js";
+import { Wakeups, type TurnWaitOptions, type WaitOutcome } from "./watch-wait.js";
 
 export interface TurnWatchOptions {
   onProgress?: (progress: TurnProgress) => void;
   /** Called on every session.status retry, e.g. by the fallback watchdog. */
-  onRetry?: (status: { attempt: number; message: string; next: number }) => void;
-}
-
-/** A prompt accepted this recently may still be about to turn busy (~0.6 s on a fresh instance, more under load). */
-const START_GRACE_MS = 10_000;
-/** Idle with the reply not yet terminal: a failed turn's error lands within ~250 ms; after this, read again, then give up. */
-const SETTLE_MS = 2_000;
-
-/** The reason a request's answered signal aborts: someone else (another client, the web console) answered it. */
-export class AnsweredElsewhere extends Error {
-  constructor(readonly requestId: string) {
-    super(`request ${requestId} was answered elsewhere`);
-    this.name = "AnsweredElsewhere";
-  }
+  onRetry?: (status: RetryStatus) => void;
 }
 
 export class TurnWatch {
   /** Sessions whose requests block this one: itself and sub-agent children seen while watching. */
   readonly sessions: Set<string>;
-  readonly pending = new Map<string, PendingRequest>();
-  readonly filesEdited = new Set<string>();
-  retry: { attempt: number; message: string; next: number } | undefined;
+  private readonly requests = new PendingRequests();
+  readonly pending = this.requests.open;
+  /** Progress, files edited and retry status, as the caller is shown them. */
+  private readonly report: TurnReport;
   /** The session's last turn as known when its end was confirmed (the summary reuses it). */
   messages: SessionMessage[] | undefined;
   private failure: unknown;
@@ -69,33 +43,42 @@ export class TurnWatch {
   private final: TurnVerdict | undefined;
   /** The session's messages as events told them since we subscribed (complete for a turn we prompted, on 1.x). */
   private readonly seen = new SeenMessages();
-  private sawBusy = false;
   private promptedAt = 0;
   private activity: SessionActivity | undefined;
   /** Re-reads armed while the session is idle and the machine still waits for evidence. */
-  private evidenceTimer: NodeJS.Timeout | undefined;
-  private evidenceReads = 0;
-  private readonly wakers = new Set<() => void>();
-  /** One per request asked about: aborted when opencode says it was answered (answeredSignal). */
-  private readonly replies = new Map<string, AbortController>();
+  private readonly rereads = new EvidenceRereads(() => this.wake.schedule(() => this.lookAgain()));
+  private readonly wake = new Wakeups();
   private readonly endListeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
-  /** Where progress goes; swapped when another caller picks up a turn left running. */
-  onProgress: ((progress: TurnProgress) => void) | undefined;
-  private checks: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly engine: Engine,
     readonly sessionId: string,
-    private readonly options: TurnWatchOptions,
+    options: TurnWatchOptions,
     private readonly translator: SessionTranslator,
     private readonly machineOptions: TurnMachineOptions,
   ) {
     this.sessions = new Set([sessionId]);
-    this.onProgress = options.onProgress;
+    this.report = new TurnReport(options.onProgress, options.onRetry);
     // Engines that stream no whole messages (2.x) leave the summary to read the session.
     this.seen.complete = machineOptions.statedOutcomes !== true;
+  }
+
+  /** Where progress goes; swapped when another caller picks up a turn left running. */
+  get onProgress(): ((progress: TurnProgress) => void) | undefined {
+    return this.report.onProgress;
+  }
+  set onProgress(listener: ((progress: TurnProgress) => void) | undefined) {
+    this.report.onProgress = listener;
+  }
+
+  get filesEdited(): Set<string> {
+    return this.report.filesEdited;
+  }
+
+  get retry(): RetryStatus | undefined {
+    return this.report.retry;
   }
 
   /** How the turn ended, as opencode recorded it (set once `ended`). */
@@ -135,11 +118,11 @@ export class TurnWatch {
   prompted(after?: string): void {
     this.state = "running";
     this.machine = new TurnMachine(after, this.machineOptions);
-    this.sawBusy = false;
+    this.report.sawBusy = false;
     this.promptedAt = Date.now();
-    this.evidenceReads = 0;
+    this.rereads.reads = 0;
     this.messages = undefined;
-    clearTimeout(this.evidenceTimer);
+    this.rereads.cancel();
     // What the events told since we subscribed (the prompt's own messages) counts already.
     if (this.activity) this.machine.apply({ type: "status", status: this.activity });
     for (const m of this.seen.list()) this.machine.apply({ type: "message", message: recordedMessage(m) });
@@ -166,18 +149,18 @@ export class TurnWatch {
 
   /** Stops watching; a wait still running on it answers `cancelled`. */
   close(): void {
-    clearTimeout(this.evidenceTimer);
+    this.rereads.cancel();
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.closed = true;
-    this.notify();
+    this.wake.notify();
   }
 
   async wait(options: TurnWaitOptions = {}): Promise<WaitOutcome> {
     const returnOnBlocked = options.returnOnBlocked ?? true;
     const attaching = this.state === "unknown";
-    if (attaching) this.schedule(() => this.attach().catch((error: unknown) => this.fail(error)));
-    await this.checks;
+    if (attaching) this.wake.schedule(() => this.attach().catch((error: unknown) => this.fail(error)));
+    await this.wake.checked;
     // Events cover what happens after our subscription; a request asked before it, or answered a
     // moment ago (its reply event may still be on the way), needs the server's list.
     if (returnOnBlocked && !this.settled && (attaching || this.pending.size > 0)) await this.refreshPending();
@@ -190,8 +173,8 @@ export class TurnWatch {
       if (options.signal?.aborted || this.closed) return "cancelled";
       const left = deadline === undefined ? undefined : deadline - Date.now();
       if (left !== undefined && left <= 0) return "timeout";
-      await this.sleepUntilEvent(left, options.signal);
-      await this.checks;
+      await this.wake.sleep(left, options.signal);
+      await this.wake.checked;
     }
   }
 
@@ -212,8 +195,8 @@ export class TurnWatch {
   /** What the server holds now: the session's activity and its last turn. */
   private async read(): Promise<TurnSnapshot> {
     const snap = await this.engine.snapshot(this.sessionId);
-    if (snap.retry) this.retry = snap.retry;
-    if (snap.activity !== "idle") this.sawBusy = true;
+    if (snap.retry) this.report.retry = snap.retry;
+    if (snap.activity !== "idle") this.report.sawBusy = true;
     return snap;
   }
 
@@ -237,22 +220,7 @@ export class TurnWatch {
     if (!machine || this.settled) return;
     // Events after a reconnect miss what the gap held: then the summary reads the session itself.
     if (machine.verdict) return this.end(read ?? (this.seen.complete ? this.seen.list() : undefined), machine.verdict);
-    const phase = machine.phase;
-    const idle = this.activity === "idle";
-    if (!idle || (phase !== "settling" && phase !== "waiting")) {
-      clearTimeout(this.evidenceTimer);
-      this.evidenceTimer = undefined;
-      this.evidenceReads = 0;
-      return;
-    }
-    if (this.evidenceTimer) return;
-    // settling: the reply's end is due within ms; waiting: a prompt accepted a moment ago may start yet.
-    const ms = phase === "settling" ? SETTLE_MS : Math.max(SETTLE_MS, this.promptedAt + START_GRACE_MS - Date.now());
-    this.evidenceTimer = setTimeout(() => {
-      this.evidenceTimer = undefined;
-      this.schedule(() => this.lookAgain());
-    }, ms);
-    this.evidenceTimer.unref();
+    this.rereads.update(this.activity === "idle", machine.phase, this.promptedAt);
   }
 
   /** The session stayed idle without evidence: read it; the second time in a row, take what is there. */
@@ -260,11 +228,10 @@ export class TurnWatch {
     if (!this.machine || this.settled) return;
     const snap = await this.read();
     const { activity, messages } = snap;
-    this.evidenceReads += 1;
+    this.rereads.reads += 1;
     this.resync(snap);
-    if (this.settled || activity !== "idle" || this.evidenceReads < 2) return;
-    clearTimeout(this.evidenceTimer);
-    this.evidenceTimer = undefined;
+    if (this.settled || activity !== "idle" || this.rereads.reads < 2) return;
+    this.rereads.disarm();
     const verdict = this.machine.giveUp({
       name: "TurnLost",
       message: "opencode is idle but recorded no end of this turn (it may have restarted under it, or dropped a queued message).",
@@ -277,45 +244,11 @@ export class TurnWatch {
    * handler asking a person (an MCP form) stops asking when the answer came from somewhere else.
    */
   answeredSignal(id: string): AbortSignal {
-    let controller = this.replies.get(id);
-    if (!controller) this.replies.set(id, (controller = new AbortController()));
-    return controller.signal;
+    return this.requests.answeredSignal(id);
   }
 
-  private replied(id: string): void {
-    const wasPending = this.pending.delete(id);
-    let controller = this.replies.get(id);
-    // Kept only for this watch's own requests (a later answeredSignal must see it aborted).
-    if (!controller && !wasPending) return;
-    if (!controller) this.replies.set(id, (controller = new AbortController()));
-    if (!controller.signal.aborted) controller.abort(new AnsweredElsewhere(id));
-  }
-
-  /** Merges the server's list: drops what was answered, keeps what was asked meanwhile. */
-  private async refreshPending(): Promise<void> {
-    const known = new Set(this.pending.keys());
-    const open = await this.engine.listPending(this.sessions);
-    const openIds = new Set(open.map((r) => r.id));
-    for (const id of known) if (!openIds.has(id)) this.replied(id);
-    for (const request of open) this.pending.set(request.id, request);
-  }
-
-  private sleepUntilEvent(ms: number | undefined, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", done);
-        this.wakers.delete(done);
-        resolve();
-      };
-      const timer = ms === undefined ? undefined : setTimeout(done, ms);
-      signal?.addEventListener("abort", done, { once: true });
-      this.wakers.add(done);
-    });
-  }
-
-  private notify(): void {
-    for (const wake of [...this.wakers]) wake();
+  private refreshPending(): Promise<void> {
+    return this.requests.refresh(this.engine, this.sessions);
   }
 
   private end(messages: SessionMessage[] | undefined, verdict: TurnVerdict): void {
@@ -324,22 +257,14 @@ export class TurnWatch {
     this.state = "ended";
     this.messages = messages;
     this.pending.clear();
-    clearTimeout(this.evidenceTimer);
+    this.rereads.cancel();
     this.settle();
   }
 
   private settle(): void {
     for (const listener of [...this.endListeners]) listener();
     this.endListeners.clear();
-    this.notify();
-  }
-
-  private progress(p: TurnProgress): void {
-    try {
-      this.onProgress?.(p);
-    } catch {
-      // a failing progress consumer must not break the wait
-    }
+    this.wake.notify();
   }
 
   private onEvent(event: HubEvent): void {
@@ -347,7 +272,7 @@ export class TurnWatch {
     if (event.type === "conductor.reconnected") {
       // Events were lost while the stream was down: read what the server holds now.
       this.seen.complete = false;
-      this.schedule(async () => {
+      this.wake.schedule(async () => {
         if (!this.machine || this.settled) return;
         this.resync(await this.read());
         await this.refreshPending();
@@ -367,43 +292,23 @@ export class TurnWatch {
         this.sessions.add(s.sessionId);
         return;
       case "busy":
-        if (!this.sawBusy && this.state === "running") this.progress({ kind: "busy", message: "working" });
-        this.sawBusy = true;
-        this.retry = undefined;
+        return this.report.busy(this.state === "running");
+      case "retry":
+        this.report.retried(s);
+        this.wake.notify();
         return;
-      case "retry": {
-        this.sawBusy = true;
-        this.retry = { attempt: s.attempt, message: s.message, next: s.next };
-        const inS = Math.max(0, Math.round((s.next - Date.now()) / 1000));
-        this.progress({
-          kind: "retry",
-          attempt: s.attempt,
-          nextAt: s.next,
-          reason: s.message,
-          message: `model error, retry ${s.attempt} in ${inS}s: ${s.message}`,
-        });
-        this.options.onRetry?.(this.retry);
-        this.notify();
-        return;
-      }
       case "step-finished":
         return;
       case "request":
         if (this.settled) return;
         this.pending.set(s.request.id, s.request);
-        this.progress({ kind: "blocked", request: s.request, message: `waiting for an answer: ${describeRequest(s.request)}` });
-        this.notify();
+        this.report.blocked(s.request);
+        this.wake.notify();
         return;
       case "request-answered":
-        this.replied(s.id);
-        return;
+        return this.requests.replied(s.id);
       case "tool":
-        this.progress({ kind: "tool", tool: s.tool, status: s.status, title: s.title, message: `${s.tool} ${s.status}${s.title ? `: ${s.title}` : ""}` });
-        if (s.file && !this.filesEdited.has(s.file)) {
-          this.filesEdited.add(s.file);
-          this.progress({ kind: "file", file: s.file, message: `edited ${s.file}` });
-        }
-        return;
+        return this.report.tool(s);
       case "seen-message":
         this.seen.message(s.info);
         return;
@@ -414,13 +319,5 @@ export class TurnWatch {
         this.seen.remove(s.messageId, s.partId);
         return;
     }
-  }
-
-  /** Runs checks one after another so their reads and the wait loop see a consistent state. */
-  private schedule(check: () => Promise<void>): void {
-    this.checks = this.checks
-      .then(check)
-      .catch(() => undefined)
-      .then(() => this.notify());
   }
 }

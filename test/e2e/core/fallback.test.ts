@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Conductor } from "../../../src/core/conductor.js";
-import { CONTINUE_TEXT } from "../../../src/core/turns/fallback.js";
+import { CONTINUE_TEXT } from "../../../src/core/turns/fallback-policy.js";
 import { startMcp, type McpSession } from "../../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 import { httpError, text, times, toolCall } from "../../support/scripted-model.js";

@@ -1,7 +1,7 @@
 // The watchdog's decisions, without a server: which turn errors make the next model take over,
 // when a run of retries has lasted too long, and whether a failed turn can be re-sent clean.
 import { describe, expect, it } from "vitest";
-import { didNothing, exhaustedError, fallbackReason, modelOfTurn, RetryClock } from "../../../src/core/turns/fallback.js";
+import { didNothing, exhaustedError, fallbackReason, modelOfTurn, RetryClock } from "../../../src/core/turns/fallback-policy.js";
 import type { SessionMessage } from "../../../src/core/turns/session-message.js";
 import { recordedError } from "../../../src/core/turns/record.js";
 

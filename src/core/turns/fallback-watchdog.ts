@@ -1,4 +1,5 @@
-// Model fallback watchdog (docs/opencode-behaviour.md §6). A task tries [model, ...fallbacks]: when the session stays in
+// Model fallback watchdog (docs/opencode-behaviour.md §6); what to switch to and when is the policy
+// in turns/fallback-policy.ts. A task tries [model, ...fallbacks]: when the session stays in
 // `retry` too long, or its turn ends in a provider error, the watchdog aborts, waits for the idle,
 // and prompts the SAME session with the next model (always passing `model`: it is sticky), so
 // history and edits carry over. Prompting without the abort would not fall back (the queued prompt
@@ -6,114 +7,30 @@
 //
 // The watchdog runs from the task's prompt until its last attempt ends, whether or not anyone
 // waits (a `wait: false` task falls back too); it lives in this process only. Waiters follow it
-// from one attempt's watch to the next (waitTurn). A failed turn that did no work (no tool call, no
+// from one attempt's watch to the next (waitTurn, turns/fallback-wait.ts). A failed turn that did no work (no tool call, no
 // text: the usual 429/400/unknown model) is deleted and the original task sent again, so the next
 // model sees the history exactly as the first one did; a turn that did work is kept and the next
 // model is asked to continue it.
-import { waitThrough, type BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "../context.js";
-import { resolveModelRef } from "../catalog/models.js";
 import type { HubEvent } from "../event-hub.js";
 import type { SessionTranslator, WatchSignal } from "../engine/engine.js";
 import { formatModel, type ModelRef } from "../catalog/model-resolve.js";
-import { lastTurn, type FallbackRecord, type TurnSummary } from "./summary.js";
+import { lastTurn, type FallbackRecord } from "./summary.js";
 import type { SessionMessage } from "./session-message.js";
 import { keep } from "./kept-watches.js";
-import { TurnWatch, type TurnWaitOptions, type WaitOutcome } from "./watch.js";
-import type { RecordedError } from "./record.js";
-
-export interface FallbackPlan {
-  /** Model of the first attempt; undefined: the session's default (named from its messages). */
-  model?: ModelRef;
-  /** Models to switch to, in order. */
-  fallbacks: ModelRef[];
-  /** How long a run of retries may last before the switch. */
-  retryTimeoutMs: number;
-  /** Sends the original task again with `model` (same parts, agent, command). */
-  resend(model: ModelRef, watch: TurnWatch): Promise<void>;
-  agent?: string;
-  /** Told each switch, with the model now in use. */
-  onFallback?: (record: FallbackRecord, model: ModelRef) => void;
-}
-
-export const DEFAULT_RETRY_TIMEOUT_S = 90;
-
-/** Resolves the fallback names up front (an unknown one is a UsageError now, not a surprise later), minus the task's model. */
-export async function resolveFallbacks(ctx: CoreContext, names: string[], model: ModelRef | undefined): Promise<ModelRef[]> {
-  const refs = await Promise.all(names.map((name) => resolveModelRef(ctx, name)));
-  const seen = new Set(model ? [formatModel(model)] : []);
-  return refs.filter((ref) => !seen.has(formatModel(ref)) && seen.add(formatModel(ref)));
-}
-
-export const CONTINUE_TEXT = "The previous model failed before finishing. Continue the task from where it stopped.";
-
-/**
- * Why a turn's error should make the next model take over, or undefined when it should not: the
- * model or its provider failed (APIError of any status, an unknown model, missing credentials).
- * An abort, a context overflow or a length/content/output error would fail another model too.
- */
-export function fallbackReason(e: RecordedError | undefined): string | undefined {
-  if (!e) return undefined;
-  if (e.name === "APIError") return `APIError${e.statusCode !== undefined ? ` ${e.statusCode}` : ""}: ${e.message}`;
-  if (e.name === "ProviderAuthError") return `${e.name}: ${e.message}`;
-  if (e.name === "UnknownError" && /model not found/i.test(e.message)) return `${e.name}: ${e.message}`;
-  // opencode 2.x names the provider's failures `provider.*` (invalid-request for a 400, rate-limit, internal, …).
-  if (e.name.startsWith("provider.") && !/context|length|content|output/i.test(e.name))
-    return `${e.name}${e.statusCode !== undefined ? ` ${e.statusCode}` : ""}: ${e.message}`;
-  return undefined;
-}
-
-/**
- * Times a run of retries. A run starts at its first `retry` status (busy between attempts does not
- * end it) and starts over when the attempt counter does (a later step failing anew) or after a
- * model step finished (`reset`).
- */
-export class RetryClock {
-  private since: number | undefined;
-  private attempt = 0;
-  constructor(readonly timeoutMs: number) {}
-
-  /** Records a retry status; returns when the run will have lasted too long. */
-  retry(attempt: number, now: number): number {
-    if (this.since === undefined || attempt < this.attempt) this.since = now;
-    this.attempt = attempt;
-    return this.since + this.timeoutMs;
-  }
-
-  /** How long the current run has lasted (0 when none). */
-  elapsed(now: number): number {
-    return this.since === undefined ? 0 : now - this.since;
-  }
-
-  reset(): void {
-    this.since = undefined;
-    this.attempt = 0;
-  }
-}
-
-/** True when a failed turn left nothing worth keeping: no tool call and no text. */
-export function didNothing(replies: SessionMessage[]): boolean {
-  return replies.every((m) => m.parts.every((p) => p.type === "step-start" || p.type === "step-finish" || (p.type === "text" && !p.text.trim())));
-}
-
-/** `provider/model` the turn ran with, from its messages (when the task named no model). */
-export function modelOfTurn(messages: SessionMessage[]): string | undefined {
-  const { user, replies } = lastTurn(messages);
-  const last = replies.at(-1)?.info;
-  if (last?.role === "assistant") return `${last.providerID}/${last.modelID}`;
-  return user?.info.role === "user" ? `${user.info.model.providerID}/${user.info.model.modelID}` : undefined;
-}
-
-/** The error a summary shows when every model failed: each one with its reason. */
-export function exhaustedError(failures: Array<{ model: string; reason: string }>): { name: string; message: string } {
-  return { name: "AllModelsFailed", message: `All ${failures.length} models failed: ${failures.map((f) => `${f.model}: ${f.reason}`).join("; ")}` };
-}
+import { TurnWatch } from "./watch.js";
+import { CONTINUE_TEXT, didNothing, fallbackReason, modelOfTurn, RetryClock, type FallbackPlan } from "./fallback-policy.js";
 
 /** The watchdog follows its own session only (a sub-agent's retries are not the task's). */
 const ONLY_ITSELF: ReadonlySet<string> = new Set();
 
 // Watchdogs by event hub (contexts scoped to a session's directory share it), then session.
 const watchdogs = new WeakMap<object, Map<string, Watchdog>>();
+
+/** The watchdog of a session (the last one started there), while it runs or once it switched models. */
+export function watchdogOf(ctx: CoreContext, sessionId: string): Watchdog | undefined {
+  return watchdogsOf(ctx).get(sessionId);
+}
 
 function watchdogsOf(ctx: CoreContext): Map<string, Watchdog> {
   let map = watchdogs.get(ctx.hub);
@@ -133,7 +50,7 @@ export async function startWatchdog(ctx: CoreContext, watch: TurnWatch, plan: Fa
   }
 }
 
-class Watchdog {
+export class Watchdog {
   readonly records: FallbackRecord[] = [];
   readonly failures: Array<{ model: string; reason: string }> = [];
   /** The user message of the last attempt once it ended: summaries of that turn carry the records. */
@@ -321,72 +238,4 @@ class Watchdog {
   private async promptContinue(model: ModelRef): Promise<void> {
     await this.ctx.engine.prompt(this.sessionId, { text: CONTINUE_TEXT, model, ...(this.plan.agent ? { agent: this.plan.agent } : {}) }, () => undefined);
   }
-}
-
-/**
- * Waits for the turn `at.watch` follows and, when a watchdog switches models, for the next
- * attempt; `at.watch` ends as the last attempt's watch. Without a watchdog: a plain wait.
- */
-export async function waitTurn(ctx: CoreContext, at: { watch: TurnWatch }, options: TurnWaitOptions & { onBlocked?: BlockedHandler }): Promise<WaitOutcome> {
-  const first = at.watch;
-  const onProgress = first.onProgress;
-  const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
-  const left = () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now()));
-  try {
-    while (true) {
-      const outcome = await waitThrough(at.watch, { ...options, timeoutMs: left() });
-      if (outcome !== "idle") return outcome;
-      const dog = watchdogsOf(ctx).get(at.watch.sessionId);
-      const decision = dog?.follows(at.watch) ? dog.decisionOn(at.watch) : undefined;
-      if (!decision) return outcome;
-      const next = await within(decision, options.signal, left());
-      if (next === "timeout" || next === "cancelled") return next;
-      if (!next) return "idle";
-      at.watch = next;
-      next.onProgress = onProgress;
-    }
-  } finally {
-    if (at.watch !== first) at.watch.onProgress = undefined;
-  }
-}
-
-function within<T>(promise: Promise<T>, signal: AbortSignal | undefined, ms: number | undefined): Promise<T | "timeout" | "cancelled"> {
-  if (signal?.aborted) return Promise.resolve("cancelled");
-  return new Promise((resolve, reject) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", cancel);
-    };
-    const cancel = () => {
-      done();
-      resolve("cancelled");
-    };
-    const timer = ms === undefined ? undefined : setTimeout(() => (done(), resolve("timeout")), ms);
-    signal?.addEventListener("abort", cancel, { once: true });
-    promise.then(
-      (value) => (done(), resolve(value)),
-      (error: unknown) => (done(), reject(error)),
-    );
-  });
-}
-
-/** Adds the session's model switches to a summary of the watched task's turn. */
-/**
- * The attempt a watchdog of this session is on while it still switches models: its watch may have
- * ended a moment ago with the next attempt not yet sent, and a waiter must follow it, not read the
- * session as idle.
- */
-export function switchingAttempt(ctx: CoreContext, sessionId: string): TurnWatch | undefined {
-  const dog = watchdogsOf(ctx).get(sessionId);
-  return dog?.active ? dog.attempt : undefined;
-}
-
-export function withFallbacks(ctx: CoreContext, summary: TurnSummary, messages: SessionMessage[]): TurnSummary {
-  const dog = watchdogsOf(ctx).get(summary.sessionId);
-  if (!dog || (dog.records.length === 0 && !dog.exhausted)) return summary;
-  // Only the watched task's turn: a later turn on the session has its own user message.
-  if (!dog.active && lastTurn(messages).user?.info.id !== dog.lastUserId) return summary;
-  const out: TurnSummary = { ...summary, fallbacks: [...dog.records] };
-  if (dog.exhausted && summary.status === "error") out.error = exhaustedError(dog.failures);
-  return out;
 }
