@@ -78,13 +78,9 @@ export const ocDelegate = defineTool({
   },
 });
 
-/** The whole task goes into the job; request_id is its job id, so a repeat is the same task fleet-wide. */
-async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext) {
-  const { onBlocked: _, ...wait } = waitOptions(ctx, conductor, args);
-  const r = await conductor.delegate({
-    task: args.task,
-    directory: args.directory,
-    guard: args.guard,
+/** The task's own fields, the same for work in this process and on the queue. */
+function taskOptions(args: Args) {
+  return {
     title: args.title,
     model: args.model,
     fallbackModels: args.fallback_models,
@@ -94,12 +90,23 @@ async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext
     command: args.command,
     permissions: args.rules ?? args.permissions,
     wait: args.wait,
-    ...wait,
     checks: args.checks,
     maxRounds: args.max_rounds,
     checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
     maxTokens: args.max_tokens,
     maxCostUsd: args.max_cost_usd,
+  };
+}
+
+/** The whole task goes into the job; request_id is its job id, so a repeat is the same task fleet-wide. */
+async function delegateQueued(conductor: Conductor, args: Args, ctx: ToolContext) {
+  const { onBlocked: _, ...wait } = waitOptions(ctx, conductor, args);
+  const r = await conductor.delegate({
+    task: args.task,
+    directory: args.directory,
+    guard: args.guard,
+    ...taskOptions(args),
+    ...wait,
     requestId: args.request_id,
   });
   if (!isQueued(r)) throw new Error("The queue answered without a task record.");
@@ -123,21 +130,8 @@ async function delegateOn(conductor: Conductor, args: Args, ctx: ToolContext) {
         guard: args.guard,
         sessionId: args.session_id,
         fork: args.fork,
-        title: args.title,
-        model: args.model,
-        fallbackModels: args.fallback_models,
-        agent: args.agent,
-        agents: args.agents,
-        files: args.files,
-        command: args.command,
-        permissions: args.rules ?? args.permissions,
-        wait: args.wait,
+        ...taskOptions(args),
         ...wait,
-        checks: args.checks,
-        maxRounds: args.max_rounds,
-        checkTimeoutMs: args.check_timeout_s === undefined ? undefined : args.check_timeout_s * 1000,
-        maxTokens: args.max_tokens,
-        maxCostUsd: args.max_cost_usd,
         onSession: async (id) => {
           await recordTaskStart(ctx, conductor, {
             sessionId: id,
