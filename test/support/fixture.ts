@@ -65,6 +65,8 @@ export const SCENARIOS = [
   "permission",
   "retry-failure",
   "providers",
+  // The catalogs (providers with secrets, agents, commands, MCP servers, …) the discovery functions read.
+  "discovery",
   // How failed and stopped turns end, with the events' real timing (the double idle, the late error).
   "end-error-400",
   "end-error-401",

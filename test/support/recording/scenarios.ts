@@ -1,6 +1,11 @@
 // The scenarios `npm run record` runs against the real opencode harness. Each one drives the
 // client exactly as its replay test does, so the replay serves every request the test makes.
 import { NotFoundError, type OpencodeClient } from "../../../src/client/index.js";
+import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
+import { listModels } from "../../../src/core/catalog/models.js";
+import { serverStatus } from "../../../src/core/catalog/status.js";
+import type { EventHub } from "../../../src/core/event-hub.js";
+import { V1Engine } from "../../../src/core/engine/v1.js";
 import type { ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
 import { hang, httpError, text, times, toolCall, type Step } from "../scripted-model.js";
@@ -16,6 +21,41 @@ export interface Scenario {
 /** A session id that does not exist (same shape as a real one). */
 export const MISSING_SESSION = "ses_0000000000000000000000000";
 export const TEXT_ANSWER = "Hello from scripted.";
+
+/** A fake key in the server's own config: discovery must never show it, whatever opencode answers. */
+export const DISCOVERY_SECRET = "sk-test-secret-0123456789abcdef";
+
+/** Secrets where opencode keeps them (provider key, options, headers, MCP environment), and a second provider with costs, limits and variants. */
+const DISCOVERY_CONFIG = {
+  enabled_providers: ["fake", "paid"],
+  provider: {
+    fake: {
+      options: { apiKey: DISCOVERY_SECRET, headers: { "X-Custom": DISCOVERY_SECRET } },
+      models: { backup: { headers: { "x-extra": DISCOVERY_SECRET } } },
+    },
+    paid: {
+      npm: "@ai-sdk/openai-compatible",
+      name: "Paid",
+      env: ["PAID_API_KEY"],
+      options: { baseURL: "http://user:pw@paid.invalid/v1", apiKey: DISCOVERY_SECRET },
+      models: {
+        big: {
+          name: "Big Thinker",
+          reasoning: true,
+          attachment: true,
+          tool_call: true,
+          cost: { input: 3, output: 15 },
+          limit: { context: 200000, output: 64000 },
+          modalities: { input: ["text", "image", "pdf"], output: ["text"] },
+          variants: { high: {}, low: {} },
+        },
+        "small-free": { name: "Small Free" },
+      },
+    },
+  },
+  agent: { helper: { mode: "subagent", description: "Helps.", model: "paid/big", hidden: true, prompt: "long prompt" } },
+  mcp: { local: { type: "local", command: ["occ-no-such-mcp-server"], environment: { GITHUB_TOKEN: DISCOVERY_SECRET } } },
+};
 
 function check(ok: boolean, what: string): void {
   if (!ok) throw new Error(`recording went wrong: ${what}`);
@@ -187,6 +227,17 @@ export const scenarios: Scenario[] = [
     async run(client) {
       await client.call("config.providers");
       await client.call("provider.list");
+    },
+  },
+  {
+    name: "discovery",
+    server: { config: DISCOVERY_CONFIG },
+    async run(client) {
+      // The discovery functions themselves make the reads, so the replay holds every request they make.
+      const ctx = { engine: new V1Engine(client), client, hub: {} as EventHub, settings: {} };
+      await serverStatus(ctx);
+      await listModels(ctx);
+      for (const kind of CATALOG_KINDS) await catalog(ctx, kind);
     },
   },
 ];
