@@ -4,6 +4,12 @@ import { NotFoundError, type OpencodeClient } from "../../../src/client/index.js
 import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
 import { listModels } from "../../../src/core/catalog/models.js";
 import { serverStatus } from "../../../src/core/catalog/status.js";
+import type { CoreContext } from "../../../src/core/context.js";
+import { compactSession, shellInSession } from "../../../src/core/sessions/actions.js";
+import { sessionDiff } from "../../../src/core/sessions/diff.js";
+import { sessionInfo } from "../../../src/core/sessions/info.js";
+import { sessionMessages } from "../../../src/core/sessions/messages.js";
+import { listSessions } from "../../../src/core/sessions/rows.js";
 import type { EventHub } from "../../../src/core/event-hub.js";
 import { V1Engine } from "../../../src/core/engine/v1.js";
 import type { ScenarioName } from "../fixture.js";
@@ -238,6 +244,70 @@ export const scenarios: Scenario[] = [
       await serverStatus(ctx);
       await listModels(ctx);
       for (const kind of CATALOG_KINDS) await catalog(ctx, kind);
+    },
+  },
+  {
+    name: "session-history",
+    server: { gitInit: true },
+    async run(client, server) {
+      const session = await createSession(client, "history");
+      const child = await client.call("session.create", { body: { parentID: session.id, title: "Write tests" } });
+      const watch = await watchSession(client, session.id);
+      try {
+        // Each turn is over once an idle follows its last step: the text `last` (or, failed, the error).
+        const turn = async (
+          steps: Step[],
+          prompted: string,
+          last: (e: { type: string; properties: any }) => boolean,
+          model?: { providerID: string; modelID: string },
+        ) => {
+          const from = watch.events.length;
+          server.model.forSession(session.id).queue(...steps);
+          await prompt(client, session.id, prompted, model);
+          await watch.waitFor(`the end of "${prompted}"`, (e) => {
+            const end = watch.events.findIndex((m, i) => i >= from && last(m as never));
+            return e.type === "session.idle" && end >= 0 && watch.events.indexOf(e) > end;
+          });
+          return watch.events.length;
+        };
+        const isText = (text: string) => (e: { type: string; properties: any }) =>
+          e.type === "message.part.updated" &&
+          e.properties.part.type === "text" &&
+          e.properties.part.text === text &&
+          e.properties.part.time?.end !== undefined;
+        await turn([httpError(400)], "fail", (e) => e.type === "message.updated" && e.properties.info.error !== undefined);
+        await turn([text("second")], "answer", isText("second"));
+        const idle = await turn([toolCall("write", { filePath: `${server.directory}/a.txt`, content: "x\n" }), text("done")], "write a.txt", isText("done"), {
+          providerID: "fake",
+          modelID: "backup",
+        });
+        // The turn's diff is written a moment after it went idle, as the summary of its user message.
+        await watch.waitFor("the write turn's diff", (e) => {
+          const info = e.type === "message.updated" ? (e.properties.info as { role: string; summary?: { diffs?: unknown[] } }) : undefined;
+          return watch.events.indexOf(e) >= idle - 1 && info?.role === "user" && (info.summary?.diffs?.length ?? 0) > 0;
+        });
+      } finally {
+        watch.close();
+      }
+      // The session functions make the reads, in the order their tests make them. Events are not
+      // recorded for them: the hub only subscribes, so the reads decide.
+      const ctx: CoreContext = { engine: new V1Engine(client), client, hub: { subscribe: async () => () => undefined } as unknown as EventHub, settings: {} };
+      await listSessions(ctx, { search: " history " });
+      await listSessions(ctx, { parentId: session.id, search: "TEST" });
+      await sessionInfo(ctx, session.id);
+      await sessionInfo(ctx, MISSING_SESSION).catch(() => undefined);
+      for (let page = await sessionMessages(ctx, session.id, { limit: 3 }); page.nextBefore;)
+        page = await sessionMessages(ctx, session.id, { limit: 3, before: page.nextBefore });
+      await sessionMessages(ctx, session.id);
+      await sessionDiff(ctx, session.id);
+      await sessionDiff(ctx, session.id, { messageId: (await readMessages(client, session.id))[0]!.info.id });
+      await compactSession(ctx, session.id);
+      await sessionDiff(ctx, session.id);
+      await shellInSession(ctx, session.id, { command: "echo hi" });
+      await compactSession(ctx, session.id, { model: "script" });
+      await sessionDiff(ctx, child.id);
+      await readMessages(client, session.id);
+      check(child.parentID === session.id, "the child session has no parent");
     },
   },
 ];
