@@ -71,6 +71,8 @@ export const SCENARIOS = [
   "discovery",
   // A session with a failed turn, a file-writing turn, a compaction and a shell command, read by the session functions.
   "session-history",
+  // Sessions seen busy and retrying, then aborted and deleted (and an idle one deleted), by the session functions.
+  "session-stop",
   // How failed and stopped turns end, with the events' real timing (the double idle, the late error).
   "end-error-400",
   "end-error-401",

@@ -5,7 +5,7 @@ import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
 import { listModels } from "../../../src/core/catalog/models.js";
 import { serverStatus } from "../../../src/core/catalog/status.js";
 import type { CoreContext } from "../../../src/core/context.js";
-import { compactSession, shellInSession } from "../../../src/core/sessions/actions.js";
+import { abortSession, compactSession, deleteSession, shellInSession } from "../../../src/core/sessions/actions.js";
 import { sessionDiff } from "../../../src/core/sessions/diff.js";
 import { sessionInfo } from "../../../src/core/sessions/info.js";
 import { sessionMessages } from "../../../src/core/sessions/messages.js";
@@ -308,6 +308,35 @@ export const scenarios: Scenario[] = [
       await sessionDiff(ctx, child.id);
       await readMessages(client, session.id);
       check(child.parentID === session.id, "the child session has no parent");
+    },
+  },
+  {
+    name: "session-stop",
+    async run(client, server) {
+      const ctx: CoreContext = { engine: new V1Engine(client), client, hub: { subscribe: async () => () => undefined } as unknown as EventHub, settings: {} };
+      const hasStatus = (type: string) => (e: { type: string; properties?: unknown }) =>
+        e.type === "session.status" && (e.properties as { status: { type: string } }).status.type === type;
+      const busy = await createSession(client, "busy");
+      const retrying = await createSession(client, "retrying");
+      const idle = await createSession(client, "idle");
+      const started = async (id: string, steps: Step[], status: string) => {
+        const watch = await watchSession(client, id);
+        try {
+          server.model.forSession(id).queue(...steps);
+          await prompt(client, id, "go");
+          await watch.waitFor(`status ${status}`, hasStatus(status) as (e: unknown) => boolean);
+        } finally {
+          watch.close();
+        }
+      };
+      // The order the tests replay: a busy session read and aborted, a retrying one read and deleted, an idle one deleted.
+      await started(busy.id, [hang()], "busy");
+      check((await sessionInfo(ctx, busy.id)).status === "busy", "the hung turn was not busy");
+      check((await abortSession(ctx, busy.id)).wasRunning, "abort saw no running turn");
+      await started(retrying.id, [times(6, httpError(429, { retryAfterMs: 30_000 }))], "retry");
+      check((await sessionInfo(ctx, retrying.id)).status === "retry", "the rate-limited turn was not retrying");
+      check((await deleteSession(ctx, retrying.id)).aborted, "delete did not abort the retrying turn");
+      check(!(await deleteSession(ctx, idle.id)).aborted, "delete aborted an idle session");
     },
   },
 ];
