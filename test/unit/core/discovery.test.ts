@@ -3,7 +3,6 @@
 // a subagent, a failing MCP server, and a fake key in the provider options, headers and MCP
 // environment, so redaction is tested on what opencode really answers.
 import { describe, expect, it } from "vitest";
-import { connect } from "../../../src/client/index.js";
 import type { CoreContext, CoreSettings } from "../../../src/core/context.js";
 import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
 import { getProviderCatalog, globMatches, listModels, modelRefusal, resolveModelRef } from "../../../src/core/catalog/models.js";
@@ -22,17 +21,14 @@ const replay = useReplay("discovery", { repeatReads: true });
 const recorded = (path: string) => replay.fixture.interactions.find((i) => i.path === path)!.body as any;
 
 function fakeContext(settings: CoreSettings = {}) {
-  const seen: string[] = [];
-  const client = connect({
-    url: replay.baseUrl,
-    directory: replay.directory,
-    fetch: (request) => {
-      seen.push(`${request.method} ${new URL(request.url).pathname}`);
-      return fetch(request);
-    },
-  });
+  const { client, seen: requests } = replay.connectSeen();
   const ctx: CoreContext = { engine: new V1Engine(client), client, hub: {} as EventHub, settings };
-  return { ctx, seen };
+  return {
+    ctx,
+    get seen() {
+      return requests.map((r) => `${r.method} ${r.path}`);
+    },
+  };
 }
 
 describe("redact", () => {

@@ -3,7 +3,6 @@
 // turn (retry) and an idle session. opencode answers the status reads in the recorded order, so
 // each test first makes the calls recorded before its own.
 import { describe, expect, it } from "vitest";
-import { connect } from "../../../src/client/index.js";
 import type { CoreContext } from "../../../src/core/context.js";
 import type { EventHub } from "../../../src/core/event-hub.js";
 import { abortSession, deleteSession } from "../../../src/core/sessions/actions.js";
@@ -15,19 +14,11 @@ const replay = useReplay("session-stop", { repeatReads: true });
 const [BUSY, RETRYING, IDLE] = ["ses_0001", "ses_0002", "ses_0003"];
 
 function fakeContext() {
-  const seen: string[] = [];
-  const client = connect({
-    url: replay.baseUrl,
-    directory: replay.directory,
-    fetch: (request) => {
-      seen.push(`${request.method} ${new URL(request.url).pathname}`);
-      return fetch(request);
-    },
-  });
+  const { client, seen: requests } = replay.connectSeen();
   // The hub only subscribes: the status reads decide, as they did in the recording.
   const hub = { subscribe: async () => () => undefined } as unknown as EventHub;
   const ctx: CoreContext = { engine: new V1Engine(client), client, hub, settings: {} };
-  return { ctx, seen };
+  return { ctx, seen: () => requests.map((r) => `${r.method} ${r.path}`) };
 }
 
 /** The recorded calls, in order; `upTo` of them are made. */
@@ -50,7 +41,7 @@ describe("sessionInfo and abortSession on running turns", () => {
     const [info, aborted] = await recordedCalls(ctx, 2);
     expect(info).toMatchObject({ id: BUSY, status: "busy" });
     expect(aborted).toEqual({ sessionId: BUSY, wasRunning: true });
-    expect(seen.filter((s) => s === `POST /session/${BUSY}/abort`)).toHaveLength(1);
+    expect(seen().filter((s) => s === `POST /session/${BUSY}/abort`)).toHaveLength(1);
   });
 
   it("reports retry with opencode's attempt, message and next time", async () => {
@@ -72,9 +63,11 @@ describe("deleteSession", () => {
   it("aborts a retrying session before deleting it", async () => {
     const { ctx, seen } = fakeContext();
     await recordedCalls(ctx, 3);
-    const from = seen.length;
+    const from = seen().length;
     expect(await deleteSession(ctx, RETRYING)).toEqual({ sessionId: RETRYING, deleted: true, aborted: true });
-    const order = seen.slice(from).filter((k) => k.includes("abort") || k.startsWith("DELETE"));
+    const order = seen()
+      .slice(from)
+      .filter((k) => k.includes("abort") || k.startsWith("DELETE"));
     expect(order).toEqual([`POST /session/${RETRYING}/abort`, `DELETE /session/${RETRYING}`]);
   });
 
@@ -82,6 +75,6 @@ describe("deleteSession", () => {
     const { ctx, seen } = fakeContext();
     await recordedCalls(ctx, 4);
     expect(await deleteSession(ctx, IDLE)).toEqual({ sessionId: IDLE, deleted: true, aborted: false });
-    expect(seen).not.toContain(`POST /session/${IDLE}/abort`);
+    expect(seen()).not.toContain(`POST /session/${IDLE}/abort`);
   });
 });

@@ -3,7 +3,6 @@
 // turn, a text turn, a file-writing turn on another model, a compaction and a shell command, and a
 // child session. Expected values come from the recording; the session functions made its reads.
 import { describe, expect, it } from "vitest";
-import { connect } from "../../../src/client/index.js";
 import { NotFoundError } from "../../../src/client/errors.js";
 import type { CoreContext, CoreSettings } from "../../../src/core/context.js";
 import { UsageError } from "../../../src/core/errors.js";
@@ -29,17 +28,7 @@ const history = () =>
   recordedMessages({ ...replay.fixture, interactions: replay.fixture.interactions.filter((i) => i.query.limit === "20").slice(0, 1) }, SESSION);
 
 function fakeContext(settings: CoreSettings = {}) {
-  const seen: Array<{ method: string; path: string; query: Record<string, string>; body?: unknown }> = [];
-  const client = connect({
-    url: replay.baseUrl,
-    directory: replay.directory,
-    fetch: async (request) => {
-      const url = new URL(request.url);
-      const text = await request.clone().text();
-      seen.push({ method: request.method, path: url.pathname, query: Object.fromEntries(url.searchParams), ...(text ? { body: JSON.parse(text) } : {}) });
-      return fetch(request);
-    },
-  });
+  const { client, seen } = replay.connectSeen();
   // The hub only subscribes: the recording has no events for these reads, so the reads decide.
   const hub = { subscribe: async () => () => undefined } as unknown as EventHub;
   const ctx: CoreContext = { engine: new V1Engine(client), client, hub, settings };
