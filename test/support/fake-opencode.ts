@@ -115,7 +115,7 @@ export function fakeOpencode(fixture: Fixture, options: FakeOpencodeOptions = {}
   };
 
   const answer = (interaction: Interaction, request: Request) => {
-    const headers = interaction.contentType ? { "content-type": interaction.contentType } : undefined;
+    const headers = { ...(interaction.contentType ? { "content-type": interaction.contentType } : {}), ...interaction.headers };
     if (interaction.events) return new HttpResponse(eventStream(interaction, request.signal), { status: interaction.status, headers });
     if (interaction.body === undefined) return new HttpResponse(null, { status: interaction.status, headers });
     const isJson = (interaction.contentType ?? "").includes("json");

@@ -23,6 +23,8 @@ export interface Interaction {
   requestBody?: unknown;
   status: number;
   contentType: string | null;
+  /** The response headers clients read (`x-next-cursor`, the message paging cursor), when sent. */
+  headers?: Record<string, string>;
   /** Parsed JSON (or text) body; absent for an empty body and for event streams. */
   body?: unknown;
   events?: RecordedEvent[];
@@ -65,6 +67,12 @@ export const SCENARIOS = [
   "permission",
   "retry-failure",
   "providers",
+  // The catalogs (providers with secrets, agents, commands, MCP servers, …) the discovery functions read.
+  "discovery",
+  // A session with a failed turn, a file-writing turn, a compaction and a shell command, read by the session functions.
+  "session-history",
+  // Sessions seen busy and retrying, then aborted and deleted (and an idle one deleted), by the session functions.
+  "session-stop",
   // How failed and stopped turns end, with the events' real timing (the double idle, the late error).
   "end-error-400",
   "end-error-401",

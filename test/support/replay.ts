@@ -17,6 +17,16 @@ export interface Replay {
   unrecorded: string[];
   /** A client for the replay (no password: headers are not recorded or checked). */
   connect(): OpencodeClient;
+  /** A client for the replay that lists the requests it makes, for tests of what the code asks. */
+  connectSeen(): { client: OpencodeClient; seen: SeenRequest[] };
+}
+
+/** A request a {@link Replay.connectSeen} client made. */
+export interface SeenRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  body?: unknown;
 }
 
 /**
@@ -38,5 +48,19 @@ export function useReplay(name: string, options: Omit<FakeOpencodeOptions, "unre
     if (unrecorded.length) throw new Error(`requests not in the fixture "${name}": ${unrecorded.join(", ")}`);
   });
   afterAll(() => server.close());
-  return { fixture, baseUrl, directory: REPLAY_DIRECTORY, unrecorded, connect: () => connect({ url: baseUrl, directory: REPLAY_DIRECTORY }) };
+  const connectSeen = () => {
+    const seen: SeenRequest[] = [];
+    const client = connect({
+      url: baseUrl,
+      directory: REPLAY_DIRECTORY,
+      fetch: async (request) => {
+        const url = new URL(request.url);
+        const text = await request.clone().text();
+        seen.push({ method: request.method, path: url.pathname, query: Object.fromEntries(url.searchParams), ...(text ? { body: JSON.parse(text) } : {}) });
+        return fetch(request);
+      },
+    });
+    return { client, seen };
+  };
+  return { fixture, baseUrl, directory: REPLAY_DIRECTORY, unrecorded, connect: () => connect({ url: baseUrl, directory: REPLAY_DIRECTORY }), connectSeen };
 }

@@ -1,9 +1,13 @@
 // A fetch wrapper that records every request and response it passes on: method, path, query,
-// request body, status, content type and body. Event streams are passed through while being
+// request body, status, content type, the response headers clients read (RECORDED_HEADERS) and
+// body. Event streams are passed through while being
 // recorded one SSE event at a time, with the time each arrived. Request headers are never
 // stored (they carry the Basic auth password).
 import { isEventStream, type Interaction, type RecordedEvent } from "../fixture.js";
 import { operationFor } from "../operation-match.js";
+
+/** Response headers the client reads: opencode pages messages with the cursor in `x-next-cursor`. */
+const RECORDED_HEADERS = ["x-next-cursor"];
 
 type Fetch = (request: Request) => Promise<Response>;
 
@@ -50,6 +54,10 @@ export function createRecorder(
     }
     entry.status = response.status;
     entry.contentType = response.headers.get("content-type");
+    for (const name of RECORDED_HEADERS) {
+      const value = response.headers.get(name);
+      if (value !== null) entry.headers = { ...entry.headers, [name]: value };
+    }
     if (isEventStream(entry.contentType) && response.body) {
       entry.events = [];
       const body = recordStream(response.body, entry.events, () => elapsed(sentAt));

@@ -1,6 +1,17 @@
 // The scenarios `npm run record` runs against the real opencode harness. Each one drives the
 // client exactly as its replay test does, so the replay serves every request the test makes.
 import { NotFoundError, type OpencodeClient } from "../../../src/client/index.js";
+import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
+import { listModels } from "../../../src/core/catalog/models.js";
+import { serverStatus } from "../../../src/core/catalog/status.js";
+import type { CoreContext } from "../../../src/core/context.js";
+import { abortSession, compactSession, deleteSession, shellInSession } from "../../../src/core/sessions/actions.js";
+import { sessionDiff } from "../../../src/core/sessions/diff.js";
+import { sessionInfo } from "../../../src/core/sessions/info.js";
+import { sessionMessages } from "../../../src/core/sessions/messages.js";
+import { listSessions } from "../../../src/core/sessions/rows.js";
+import type { EventHub } from "../../../src/core/event-hub.js";
+import { V1Engine } from "../../../src/core/engine/v1.js";
 import type { ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
 import { hang, httpError, text, times, toolCall, type Step } from "../scripted-model.js";
@@ -16,6 +27,41 @@ export interface Scenario {
 /** A session id that does not exist (same shape as a real one). */
 export const MISSING_SESSION = "ses_0000000000000000000000000";
 export const TEXT_ANSWER = "Hello from scripted.";
+
+/** A fake key in the server's own config: discovery must never show it, whatever opencode answers. */
+export const DISCOVERY_SECRET = "sk-test-secret-0123456789abcdef";
+
+/** Secrets where opencode keeps them (provider key, options, headers, MCP environment), and a second provider with costs, limits and variants. */
+const DISCOVERY_CONFIG = {
+  enabled_providers: ["fake", "paid"],
+  provider: {
+    fake: {
+      options: { apiKey: DISCOVERY_SECRET, headers: { "X-Custom": DISCOVERY_SECRET } },
+      models: { backup: { headers: { "x-extra": DISCOVERY_SECRET } } },
+    },
+    paid: {
+      npm: "@ai-sdk/openai-compatible",
+      name: "Paid",
+      env: ["PAID_API_KEY"],
+      options: { baseURL: "http://user:pw@paid.invalid/v1", apiKey: DISCOVERY_SECRET },
+      models: {
+        big: {
+          name: "Big Thinker",
+          reasoning: true,
+          attachment: true,
+          tool_call: true,
+          cost: { input: 3, output: 15 },
+          limit: { context: 200000, output: 64000 },
+          modalities: { input: ["text", "image", "pdf"], output: ["text"] },
+          variants: { high: {}, low: {} },
+        },
+        "small-free": { name: "Small Free" },
+      },
+    },
+  },
+  agent: { helper: { mode: "subagent", description: "Helps.", model: "paid/big", hidden: true, prompt: "long prompt" } },
+  mcp: { local: { type: "local", command: ["occ-no-such-mcp-server"], environment: { GITHUB_TOKEN: DISCOVERY_SECRET } } },
+};
 
 function check(ok: boolean, what: string): void {
   if (!ok) throw new Error(`recording went wrong: ${what}`);
@@ -187,6 +233,110 @@ export const scenarios: Scenario[] = [
     async run(client) {
       await client.call("config.providers");
       await client.call("provider.list");
+    },
+  },
+  {
+    name: "discovery",
+    server: { config: DISCOVERY_CONFIG },
+    async run(client) {
+      // The discovery functions themselves make the reads, so the replay holds every request they make.
+      const ctx = { engine: new V1Engine(client), client, hub: {} as EventHub, settings: {} };
+      await serverStatus(ctx);
+      await listModels(ctx);
+      for (const kind of CATALOG_KINDS) await catalog(ctx, kind);
+    },
+  },
+  {
+    name: "session-history",
+    server: { gitInit: true },
+    async run(client, server) {
+      const session = await createSession(client, "history");
+      const child = await client.call("session.create", { body: { parentID: session.id, title: "Write tests" } });
+      const watch = await watchSession(client, session.id);
+      try {
+        // Each turn is over once an idle follows its last step: the text `last` (or, failed, the error).
+        const turn = async (
+          steps: Step[],
+          prompted: string,
+          last: (e: { type: string; properties: any }) => boolean,
+          model?: { providerID: string; modelID: string },
+        ) => {
+          const from = watch.events.length;
+          server.model.forSession(session.id).queue(...steps);
+          await prompt(client, session.id, prompted, model);
+          await watch.waitFor(`the end of "${prompted}"`, (e) => {
+            const end = watch.events.findIndex((m, i) => i >= from && last(m as never));
+            return e.type === "session.idle" && end >= 0 && watch.events.indexOf(e) > end;
+          });
+          return watch.events.length;
+        };
+        const isText = (text: string) => (e: { type: string; properties: any }) =>
+          e.type === "message.part.updated" &&
+          e.properties.part.type === "text" &&
+          e.properties.part.text === text &&
+          e.properties.part.time?.end !== undefined;
+        await turn([httpError(400)], "fail", (e) => e.type === "message.updated" && e.properties.info.error !== undefined);
+        await turn([text("second")], "answer", isText("second"));
+        const idle = await turn([toolCall("write", { filePath: `${server.directory}/a.txt`, content: "x\n" }), text("done")], "write a.txt", isText("done"), {
+          providerID: "fake",
+          modelID: "backup",
+        });
+        // The turn's diff is written a moment after it went idle, as the summary of its user message.
+        await watch.waitFor("the write turn's diff", (e) => {
+          const info = e.type === "message.updated" ? (e.properties.info as { role: string; summary?: { diffs?: unknown[] } }) : undefined;
+          return watch.events.indexOf(e) >= idle - 1 && info?.role === "user" && (info.summary?.diffs?.length ?? 0) > 0;
+        });
+      } finally {
+        watch.close();
+      }
+      // The session functions make the reads, in the order their tests make them. Events are not
+      // recorded for them: the hub only subscribes, so the reads decide.
+      const ctx: CoreContext = { engine: new V1Engine(client), client, hub: { subscribe: async () => () => undefined } as unknown as EventHub, settings: {} };
+      await listSessions(ctx, { search: " history " });
+      await listSessions(ctx, { parentId: session.id, search: "TEST" });
+      await sessionInfo(ctx, session.id);
+      await sessionInfo(ctx, MISSING_SESSION).catch(() => undefined);
+      for (let page = await sessionMessages(ctx, session.id, { limit: 3 }); page.nextBefore;)
+        page = await sessionMessages(ctx, session.id, { limit: 3, before: page.nextBefore });
+      await sessionMessages(ctx, session.id);
+      await sessionDiff(ctx, session.id);
+      await sessionDiff(ctx, session.id, { messageId: (await readMessages(client, session.id))[0]!.info.id });
+      await compactSession(ctx, session.id);
+      await sessionDiff(ctx, session.id);
+      await shellInSession(ctx, session.id, { command: "echo hi" });
+      await compactSession(ctx, session.id, { model: "script" });
+      await sessionDiff(ctx, child.id);
+      await readMessages(client, session.id);
+      check(child.parentID === session.id, "the child session has no parent");
+    },
+  },
+  {
+    name: "session-stop",
+    async run(client, server) {
+      const ctx: CoreContext = { engine: new V1Engine(client), client, hub: { subscribe: async () => () => undefined } as unknown as EventHub, settings: {} };
+      const hasStatus = (type: string) => (e: { type: string; properties?: unknown }) =>
+        e.type === "session.status" && (e.properties as { status: { type: string } }).status.type === type;
+      const busy = await createSession(client, "busy");
+      const retrying = await createSession(client, "retrying");
+      const idle = await createSession(client, "idle");
+      const started = async (id: string, steps: Step[], status: string) => {
+        const watch = await watchSession(client, id);
+        try {
+          server.model.forSession(id).queue(...steps);
+          await prompt(client, id, "go");
+          await watch.waitFor(`status ${status}`, hasStatus(status) as (e: unknown) => boolean);
+        } finally {
+          watch.close();
+        }
+      };
+      // The order the tests replay: a busy session read and aborted, a retrying one read and deleted, an idle one deleted.
+      await started(busy.id, [hang()], "busy");
+      check((await sessionInfo(ctx, busy.id)).status === "busy", "the hung turn was not busy");
+      check((await abortSession(ctx, busy.id)).wasRunning, "abort saw no running turn");
+      await started(retrying.id, [times(6, httpError(429, { retryAfterMs: 30_000 }))], "retry");
+      check((await sessionInfo(ctx, retrying.id)).status === "retry", "the rate-limited turn was not retrying");
+      check((await deleteSession(ctx, retrying.id)).aborted, "delete did not abort the retrying turn");
+      check(!(await deleteSession(ctx, idle.id)).aborted, "delete aborted an idle session");
     },
   },
 ];

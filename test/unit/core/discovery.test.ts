@@ -1,7 +1,8 @@
-// Discovery against a fake fetch answering with shapes copied from opencode 1.18.33 (docs/opencode-behaviour.md §3,
-// and a probe of config.providers / config.get / provider.list with an apiKey and headers set).
+// Discovery on the fake opencode replaying the "discovery" recording (`npm run record -- discovery`):
+// opencode 1.18.33's own catalogs for a config with a second provider (costs, limits, variants),
+// a subagent, a failing MCP server, and a fake key in the provider options, headers and MCP
+// environment, so redaction is tested on what opencode really answers.
 import { describe, expect, it } from "vitest";
-import { connect } from "../../../src/client/index.js";
 import type { CoreContext, CoreSettings } from "../../../src/core/context.js";
 import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
 import { getProviderCatalog, globMatches, listModels, modelRefusal, resolveModelRef } from "../../../src/core/catalog/models.js";
@@ -10,115 +11,24 @@ import type { EventHub } from "../../../src/core/event-hub.js";
 import { UsageError } from "../../../src/core/errors.js";
 import { V1Engine } from "../../../src/core/engine/v1.js";
 import { redact, REDACTED } from "../../../src/core/catalog/redact.js";
+import { DISCOVERY_SECRET as SECRET } from "../../support/recording/scenarios.js";
+import { useReplay } from "../../support/replay.js";
 
-const SECRET = "sk-test-SECRET";
+// How often each function reads is the code's business; repeated reads get opencode's last answer.
+const replay = useReplay("discovery", { repeatReads: true });
 
-function model(providerID: string, id: string, extra: Record<string, unknown> = {}) {
-  return {
-    id,
-    providerID,
-    api: { id, url: "", npm: "@ai-sdk/openai-compatible" },
-    name: id[0]!.toUpperCase() + id.slice(1),
-    family: "",
-    capabilities: {
-      temperature: false,
-      reasoning: false,
-      attachment: false,
-      toolcall: true,
-      input: { text: true, audio: false, image: false, video: false, pdf: false },
-      output: { text: true, audio: false, image: false, video: false, pdf: false },
-      interleaved: false,
-    },
-    cost: { input: 0, output: 0, cache: { read: 0, write: 0 } },
-    limit: { context: 0, output: 0 },
-    status: "active",
-    options: {},
-    headers: {},
-    release_date: "",
-    variants: {},
-    ...extra,
-  };
-}
-
-const fakeProvider = {
-  id: "fake",
-  name: "Fake",
-  source: "config",
-  env: [],
-  key: SECRET,
-  options: { baseURL: "http://127.0.0.1:5801/v1", apiKey: SECRET, chunkTimeout: 2000, headers: { "X-Custom": SECRET } },
-  models: { scripted: model("fake", "scripted"), backup: model("fake", "backup", { headers: { "x-extra": SECRET } }) },
-};
-const paidProvider = {
-  id: "paid",
-  name: "Paid",
-  source: "env",
-  env: ["PAID_API_KEY"],
-  options: {},
-  models: {
-    big: model("paid", "big", {
-      name: "Big Thinker",
-      cost: { input: 3, output: 15, cache: { read: 0, write: 0 } },
-      limit: { context: 200000, output: 64000 },
-      variants: { high: {}, low: {} },
-      capabilities: {
-        ...model("paid", "big").capabilities,
-        reasoning: true,
-        attachment: true,
-        input: { text: true, audio: false, image: true, video: false, pdf: true },
-      },
-    }),
-    "small-free": model("paid", "small-free"),
-  },
-};
-
-const routes: Record<string, unknown> = {
-  "GET /global/health": { healthy: true, version: "1.18.33" },
-  "GET /config/providers": { providers: [fakeProvider, paidProvider], default: { fake: "scripted", paid: "big" } },
-  "GET /provider": {
-    all: [paidProvider, fakeProvider, { ...paidProvider, id: "other", name: "Other", models: {} }],
-    connected: ["fake", "paid"],
-    default: { fake: "scripted" },
-  },
-  "GET /config": {
-    $schema: "https://opencode.ai/config.json",
-    model: "fake/scripted",
-    keybinds: { leader: "ctrl+x" },
-    provider: { fake: { name: "Fake", options: { apiKey: SECRET, baseURL: "http://user:pw@127.0.0.1:5801/v1", headers: { "X-Custom": SECRET } } } },
-    mcp: { local: { type: "local", command: ["srv"], environment: { GITHUB_TOKEN: SECRET } } },
-  },
-  "GET /agent": [
-    { name: "build", description: "The default agent.", mode: "primary", native: true, permission: [], options: {} },
-    { name: "helper", mode: "subagent", permission: [], options: {}, model: { providerID: "paid", modelID: "big" }, hidden: true, prompt: "long prompt" },
-  ],
-  "GET /skill": [{ name: "customize-opencode", description: "Use ONLY when…", location: "<built-in>", content: "# very long markdown" }],
-  "GET /command": [
-    { name: "init", description: "guided AGENTS.md setup", source: "command", template: "Create or update `AGENTS.md`…", hints: ["$ARGUMENTS"] },
-  ],
-  "GET /mcp": { local: { status: "failed", error: "spawn srv ENOENT" }, remote: { status: "connected" } },
-  "GET /project": [{ id: "54722a0e", worktree: "/work/project", vcs: "git", time: { created: 1795973385257, updated: 1795973385257 }, sandboxes: [] }],
-  "GET /experimental/worktree": ["/work/project-wt"],
-  "GET /lsp": [],
-  "GET /formatter": [{ name: "prettier", extensions: [".ts"], enabled: true }],
-  "GET /experimental/tool/ids": ["bash", "read", "write"],
-};
+/** What opencode answered to `path` in the recording. */
+const recorded = (path: string) => replay.fixture.interactions.find((i) => i.path === path)!.body as any;
 
 function fakeContext(settings: CoreSettings = {}) {
-  const seen: string[] = [];
-  const client = connect({
-    url: "http://127.0.0.1:1",
-    directory: "/work/project",
-    fetch: async (request) => {
-      const url = new URL(request.url);
-      const key = `${request.method} ${url.pathname}`;
-      seen.push(key);
-      const body = routes[key];
-      if (body === undefined) return Response.json({ name: "UnknownError", data: { message: `no fake route for ${key}` } }, { status: 500 });
-      return Response.json(body);
-    },
-  });
+  const { client, seen: requests } = replay.connectSeen();
   const ctx: CoreContext = { engine: new V1Engine(client), client, hub: {} as EventHub, settings };
-  return { ctx, seen };
+  return {
+    ctx,
+    get seen() {
+      return requests.map((r) => `${r.method} ${r.path}`);
+    },
+  };
 }
 
 describe("redact", () => {
@@ -181,6 +91,12 @@ describe("model allow and block globs", () => {
   });
 });
 
+describe("the recording", () => {
+  it("holds the fake key where opencode put it (so the redaction tests below test something)", () => {
+    for (const path of ["/config/providers", "/provider", "/config"]) expect(JSON.stringify(recorded(path))).toContain(SECRET);
+  });
+});
+
 describe("listModels", () => {
   it("returns compact rows from config.providers, sorted by id", async () => {
     const { ctx } = fakeContext();
@@ -194,7 +110,8 @@ describe("listModels", () => {
       outputLimit: 64000,
       costIn: 3,
       costOut: 15,
-      variants: ["high", "low"],
+      // opencode gives a reasoning model low/medium/high; the configured high and low merge into them.
+      variants: ["low", "medium", "high"],
       capabilities: { reasoning: true, toolcall: true, attachment: true, images: true },
     });
     expect(JSON.stringify(rows)).not.toContain(SECRET);
@@ -215,11 +132,13 @@ describe("getProviderCatalog", () => {
     const { ctx } = fakeContext();
     const list = await getProviderCatalog(ctx);
     expect(JSON.stringify(list)).not.toContain(SECRET);
+    expect(JSON.stringify(list)).not.toContain("user:pw");
     const fake = list.providers.find((p) => p.id === "fake")!;
-    expect(fake.key).toBe(REDACTED);
-    expect(fake.options).toMatchObject({ apiKey: REDACTED, baseURL: "http://127.0.0.1:5801/v1", chunkTimeout: 2000 });
+    expect(fake.options).toMatchObject({ apiKey: REDACTED, baseURL: "http://127.0.0.1:5801/v1", chunkTimeout: 2000, headers: { "X-Custom": REDACTED } });
+    expect(fake.models.backup!.headers).toEqual({ "x-extra": REDACTED });
     expect(Object.keys(fake.models)).toEqual(["scripted", "backup"]);
-    expect(list.default).toEqual({ fake: "scripted", paid: "big" });
+    expect(list.providers.find((p) => p.id === "paid")!.options).toMatchObject({ apiKey: REDACTED, baseURL: "http://paid.invalid/v1" });
+    expect(list.default).toEqual(recorded("/config/providers").default);
   });
 
   it("is cached per context (one request for repeated use) but not across contexts", async () => {
@@ -261,13 +180,14 @@ describe("serverStatus", () => {
     const { ctx } = fakeContext({ modelBlock: ["paid/big"] });
     const status = await serverStatus(ctx);
     expect(status).toEqual({
-      url: "http://127.0.0.1:1",
+      url: replay.baseUrl,
       version: "1.18.33",
       engine: "v1",
       healthy: true,
       defaultModel: "fake/scripted",
-      counts: { providers: 2, models: 3, agents: 2, commands: 1 },
+      counts: { providers: 2, models: 3, agents: recorded("/agent").length, commands: recorded("/command").length },
     });
+    expect(JSON.stringify(status)).not.toContain(SECRET);
   });
 
   it("prefers the conductor's default model setting, resolved to provider/model", async () => {
@@ -283,26 +203,36 @@ describe("catalog", () => {
 
   it("returns compact rows", async () => {
     const { ctx } = fakeContext();
-    expect(await catalog(ctx, "agents")).toEqual([
-      { name: "build", mode: "primary", description: "The default agent.", native: true },
-      { name: "helper", mode: "subagent", model: "paid/big", hidden: true },
-    ]);
-    expect(await catalog(ctx, "skills")).toEqual([{ name: "customize-opencode", description: "Use ONLY when…", location: "<built-in>" }]);
-    expect(await catalog(ctx, "commands")).toEqual([{ name: "init", description: "guided AGENTS.md setup", source: "command" }]);
-    expect(await catalog(ctx, "mcp")).toEqual([
-      { name: "local", status: "failed", error: "spawn srv ENOENT" },
-      { name: "remote", status: "connected" },
-    ]);
-    expect(await catalog(ctx, "projects")).toEqual([
-      { id: "54722a0e", worktree: "/work/project", vcs: "git", created: "2026-11-29T17:29:45.257Z", updated: "2026-11-29T17:29:45.257Z" },
-    ]);
-    expect(await catalog(ctx, "worktrees")).toEqual([{ path: "/work/project-wt" }]);
-    expect(await catalog(ctx, "tools")).toEqual([{ id: "bash" }, { id: "read" }, { id: "write" }]);
+    const agents = await catalog(ctx, "agents");
+    expect(agents.map((a) => a.name)).toEqual(recorded("/agent").map((a: { name: string }) => a.name));
+    expect(agents.find((a) => a.name === "build")).toEqual({
+      name: "build",
+      mode: "primary",
+      description: "The default agent. Executes tools based on configured permissions.",
+      native: true,
+    });
+    expect(agents.find((a) => a.name === "helper")).toEqual({
+      name: "helper",
+      mode: "subagent",
+      description: "Helps.",
+      native: false,
+      model: "paid/big",
+      hidden: true,
+    });
+    expect(JSON.stringify(agents)).not.toContain("long prompt");
+    const skills = await catalog(ctx, "skills");
+    expect(skills.map((s) => [s.name, s.location])).toEqual([["customize-opencode", "<built-in>"]]);
+    expect(Object.keys(skills[0]!).sort()).toEqual(["description", "location", "name"]);
+    expect((await catalog(ctx, "commands")).find((c) => c.name === "init")).toEqual({ name: "init", description: "guided AGENTS.md setup", source: "command" });
+    expect(await catalog(ctx, "mcp")).toEqual([{ name: "local", status: "failed", error: 'Executable not found in $PATH: "occ-no-such-mcp-server"' }]);
+    // The temp project is no git repository: opencode files it under its "global" project.
+    expect(await catalog(ctx, "projects")).toEqual([{ id: "global", worktree: "/", created: "2026-01-01T00:00:00.054Z", updated: "2026-01-01T00:00:00.054Z" }]);
+    expect(await catalog(ctx, "worktrees")).toEqual([]);
+    expect(await catalog(ctx, "tools")).toEqual(recorded("/experimental/tool/ids").map((id: string) => ({ id })));
     const providers = await catalog(ctx, "providers");
     expect(providers.map((p) => [p.id, p.connected, p.models])).toEqual([
       ["fake", true, 2],
       ["paid", true, 2],
-      ["other", false, 0],
     ]);
     expect(providers[1]!.env).toEqual(["PAID_API_KEY"]);
   });
@@ -313,7 +243,12 @@ describe("catalog", () => {
     const text = JSON.stringify([config, await catalog(ctx, "providers")]);
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain("user:pw");
-    expect(config).toMatchObject({ model: "fake/scripted", keybinds: { leader: "ctrl+x" }, mcp: { local: { environment: { GITHUB_TOKEN: REDACTED } } } });
+    expect(config).toMatchObject({
+      model: "fake/scripted",
+      agent: { helper: { model: "paid/big" } },
+      provider: { fake: { options: { apiKey: REDACTED, headers: { "X-Custom": REDACTED } } } },
+      mcp: { local: { environment: { GITHUB_TOKEN: REDACTED } } },
+    });
   });
 
   it("rejects an unknown kind with the list of kinds", async () => {
