@@ -4,7 +4,6 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import type { DelegateOptions } from "../delegate.js";
 import { quoted, UsageError } from "../errors.js";
-import type { Permissions } from "../policy/permissions.js";
 
 export interface RepoSource {
   /** A git URL the worker can fetch (file://, a path, https://, ssh://). */
@@ -15,30 +14,35 @@ export interface RepoSource {
   push?: boolean;
 }
 
-export interface TaskSpec {
-  task: string;
-  title?: string;
+/**
+ * The task's own fields are the in-process delegate's (one definition); `guard` defaults to true on
+ * the queue: nobody is at a worker to answer a prompt.
+ */
+export interface TaskSpec extends Pick<
+  DelegateOptions,
+  | "task"
+  | "title"
+  | "model"
+  | "fallbackModels"
+  | "retryTimeoutMs"
+  | "agent"
+  | "agents"
+  | "files"
+  | "command"
+  | "permissions"
+  | "guard"
+  | "checks"
+  | "maxRounds"
+  | "checkTimeoutMs"
+  | "maxTokens"
+  | "maxCostUsd"
+  | "detail"
+> {
   /** An absolute directory: runs only on a worker that serves a root holding it. */
   directory?: string;
   /** The root (advertised by workers) the directory lies in; set when the task is queued. */
   root?: string;
   repo?: RepoSource;
-  model?: string;
-  fallbackModels?: string[];
-  retryTimeoutMs?: number;
-  agent?: string;
-  agents?: string[];
-  files?: string[];
-  command?: string;
-  permissions?: Permissions;
-  /** Run under the guard rails (no git push, no network tools, no secrets in checks). Default true. */
-  guard?: boolean;
-  checks?: string[];
-  maxRounds?: number;
-  checkTimeoutMs?: number;
-  maxTokens?: number;
-  maxCostUsd?: number;
-  detail?: DelegateOptions["detail"];
   /** Seconds the result and attempts stay readable (the caller's retention; set when queued). */
   retentionS?: number;
 }
@@ -46,7 +50,6 @@ export interface TaskSpec {
 /** What a caller may pass to the queued delegate: the in-process options plus where to run. */
 export type QueuedDelegateOptions = Omit<DelegateOptions, "sessionId" | "fork" | "onSession" | "onFallback" | "budget" | "checkEnv" | "onBlocked"> & {
   repo?: RepoSource;
-  guard?: boolean;
   /** The idempotency key: the job id, so a repeat on any MCP server is the same task. */
   requestId?: string;
 };
