@@ -71,6 +71,11 @@ export class TurnMachine {
     return this.activity === "idle" ? "settling" : "running";
   }
 
+  /** opencode recorded our prompt (its user message is known): the turn is more than a request it accepted. */
+  get started(): boolean {
+    return this.user() !== undefined;
+  }
+
   apply(event: TurnEvent): TurnVerdict | undefined {
     if (this.final) return this.final;
     switch (event.type) {

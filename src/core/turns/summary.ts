@@ -125,11 +125,18 @@ export function errorOf(error: AnyError | undefined): TurnError | undefined {
  * The outcome of the session's last turn as its messages record it, for a session known to be
  * idle; undefined while the last reply is not terminal yet (its end may still be on its way).
  */
+/** Why a turn whose session holds no message of it is `lost`, and what to do. */
+export const NOTHING_RECORDED =
+  "opencode is idle and recorded nothing of this turn (no user message, never seen busy): it accepted the prompt but dropped it, or restarted under it. Nothing is running; check the agent and model, then send the task again.";
+
 export function recordedVerdict(messages: SessionMessage[]): TurnVerdict | undefined {
   const { user, replies } = lastTurn(messages);
   const last = replies.at(-1);
-  if (!last)
-    return user ? { status: "lost", error: { name: "TurnLost", message: "opencode is idle and recorded no reply to the last message." } } : { status: "done" };
+  if (!last) {
+    if (user) return { status: "lost", error: { name: "TurnLost", message: "opencode is idle and recorded no reply to the last message." } };
+    // No message at all: no turn ran (opencode 1.18.33 records nothing of a prompt for an unknown agent).
+    return { status: "lost", error: { name: "TurnLost", message: NOTHING_RECORDED } };
+  }
   const record = recordedMessage(last);
   return isTerminal(record) ? outcomeOf(record, undefined) : undefined;
 }

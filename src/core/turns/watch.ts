@@ -15,6 +15,7 @@ import { SeenMessages } from "./messages.js";
 import { TurnMachine, type SessionActivity, type TurnEvent, type TurnMachineOptions } from "./machine.js";
 import type { RecordedError, TurnVerdict } from "./record.js";
 import { recordedMessage } from "./v1-events.js";
+import { NOTHING_RECORDED } from "./summary.js";
 import { PendingRequests } from "./pending-requests.js";
 import { EvidenceRereads } from "./evidence-rereads.js";
 import { TurnReport, type RetryStatus, type TurnProgress } from "./turn-progress.js";
@@ -120,12 +121,12 @@ export class TurnWatch {
     this.machine = new TurnMachine(after, this.machineOptions);
     this.report.sawBusy = false;
     this.promptedAt = Date.now();
-    this.rereads.reads = 0;
     this.messages = undefined;
-    this.rereads.cancel();
     // What the events told since we subscribed (the prompt's own messages) counts already.
     if (this.activity) this.machine.apply({ type: "status", status: this.activity });
     for (const m of this.seen.list()) this.machine.apply({ type: "message", message: recordedMessage(m) });
+    // Until the session is seen working, re-read on schedule: opencode may accept a prompt and never run it.
+    this.rereads.prompted(this.evidenceState(this.machine));
   }
 
   /** The server went away: the turn's end will never be recorded by this server process. */
@@ -149,7 +150,7 @@ export class TurnWatch {
 
   /** Stops watching; a wait still running on it answers `cancelled`. */
   close(): void {
-    this.rereads.cancel();
+    this.rereads.disarm();
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.closed = true;
@@ -185,7 +186,7 @@ export class TurnWatch {
     const snap = await this.read();
     const { records, messages } = snap;
     const lastUser = records.findLastIndex((m) => m.role === "user");
-    if (lastUser < 0 && records.length === 0) return this.end(messages, { status: "done" }); // a session that never ran
+    // No message at all: nothing ran yet, or opencode dropped the prompt (the re-reads give up on it).
     this.machine = new TurnMachine(lastUser > 0 ? records[lastUser - 1]!.id : undefined, this.machineOptions);
     const user = messages.findLast((m) => m.info.role === "user")?.info;
     this.promptedAt = user?.role === "user" ? user.time.created : 0;
@@ -220,12 +221,16 @@ export class TurnWatch {
     if (!machine || this.settled) return;
     // Events after a reconnect miss what the gap held: then the summary reads the session itself.
     if (machine.verdict) return this.end(read ?? (this.seen.complete ? this.seen.list() : undefined), machine.verdict);
-    this.rereads.update(this.activity === "idle", machine.phase, this.promptedAt);
+    this.rereads.update(this.evidenceState(machine));
+  }
+
+  private evidenceState(machine: TurnMachine) {
+    return { activity: this.activity, phase: machine.phase, promptedAt: this.promptedAt };
   }
 
   /** The session stayed idle without evidence: read it; the second time in a row, take what is there. */
   private async lookAgain(): Promise<void> {
-    if (!this.machine || this.settled) return;
+    if (!this.machine || this.settled || this.closed) return;
     const snap = await this.read();
     const { activity, messages } = snap;
     this.rereads.reads += 1;
@@ -234,7 +239,9 @@ export class TurnWatch {
     this.rereads.disarm();
     const verdict = this.machine.giveUp({
       name: "TurnLost",
-      message: "opencode is idle but recorded no end of this turn (it may have restarted under it, or dropped a queued message).",
+      message: this.machine.started
+        ? "opencode is idle but recorded no end of this turn (it may have restarted under it, or dropped a queued message)."
+        : NOTHING_RECORDED,
     });
     this.end(messages, verdict);
   }
@@ -257,7 +264,7 @@ export class TurnWatch {
     this.state = "ended";
     this.messages = messages;
     this.pending.clear();
-    this.rereads.cancel();
+    this.rereads.disarm();
     this.settle();
   }
 

@@ -120,6 +120,7 @@ describe("lastTurn and recordedVerdict", () => {
     expect(recordedVerdict(load("question-blocked"))).toBeUndefined(); // the assistant is still running
     // A user message nobody answered, on an idle session: opencode recorded no end.
     expect(recordedVerdict(load("queued").slice(0, 3))).toMatchObject({ status: "lost" });
-    expect(recordedVerdict([])).toEqual({ status: "done" });
+    // No message at all (a prompt opencode dropped before recording it): no outcome to claim.
+    expect(recordedVerdict([])).toMatchObject({ status: "lost", error: { name: "TurnLost" } });
   });
 });
