@@ -83,6 +83,8 @@ export const SCENARIOS = [
   "end-abort-retry",
   "end-permission-rejected",
   "end-question-rejected",
+  // A prompt for an unknown agent: 204, then only two session.error events (no message, no status, no idle).
+  "end-unknown-agent",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

@@ -15,7 +15,7 @@ import { V1Engine } from "../../../src/core/engine/v1.js";
 import type { ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
 import { hang, httpError, text, times, toolCall, type Step } from "../scripted-model.js";
-import { createSession, prompt, promptAndWait, readMessages, watchSession, type SessionWatch } from "../turns.js";
+import { createSession, prompt, promptAndWait, readMessages, SCRIPTED_MODEL, watchSession, type SessionWatch } from "../turns.js";
 
 export interface Scenario {
   name: ScenarioName;
@@ -62,6 +62,9 @@ const DISCOVERY_CONFIG = {
   agent: { helper: { mode: "subagent", description: "Helps.", model: "paid/big", hidden: true, prompt: "long prompt" } },
   mcp: { local: { type: "local", command: ["occ-no-such-mcp-server"], environment: { GITHUB_TOKEN: DISCOVERY_SECRET } } },
 };
+
+/** An agent no opencode config defines. */
+export const UNKNOWN_AGENT = "nope-agent";
 
 function check(ok: boolean, what: string): void {
   if (!ok) throw new Error(`recording went wrong: ${what}`);
@@ -228,6 +231,28 @@ export const scenarios: Scenario[] = [
       },
     },
   ),
+  {
+    // opencode accepts the prompt (204) and never runs it: the watch must re-read to learn that.
+    name: "end-unknown-agent",
+    async run(client) {
+      const session = await createSession(client, "end-unknown-agent");
+      const watch = await watchSession(client, session.id);
+      try {
+        const body = { agent: UNKNOWN_AGENT, model: SCRIPTED_MODEL, parts: [{ type: "text" as const, text: "go" }] };
+        await client.call("session.prompt_async", { path: { sessionID: session.id }, body });
+        // The first error names the agent, the second repeats it with a stack trace; nothing follows.
+        await watch.waitFor("the second session.error", () => watch.events.filter((e) => e.type === "session.error").length >= 2);
+      } finally {
+        watch.close();
+      }
+      // What opencode holds afterwards, read as the watch's two re-reads read it.
+      const engine = new V1Engine(client);
+      for (const read of [1, 2]) {
+        const snap = await engine.snapshot(session.id);
+        check(snap.activity === "idle" && snap.messages.length === 0, `read ${read}: ${snap.activity}, ${snap.messages.length} message(s)`);
+      }
+    },
+  },
   {
     name: "providers",
     async run(client) {

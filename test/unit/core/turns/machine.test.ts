@@ -89,6 +89,23 @@ describe("TurnMachine on recorded turns", () => {
     expect(machine.verdict).toEqual({ status: "done" });
   });
 
+  it("end-unknown-agent: a prompt opencode accepted and never ran leaves the machine waiting until the watch gives up", () => {
+    const r = recorded("end-unknown-agent");
+    const { verdict, machine } = run(r);
+    // Only the two session errors: no user message, no status, no idle. Nothing here can end the turn.
+    expect(verdict).toBeUndefined();
+    expect(machine.phase).toBe("waiting");
+    expect(machine.started).toBe(false);
+    // The re-read (idle, no message) does not decide either: a prompt may be a moment from starting.
+    expect(machine.resync({ activity: "idle", messages: [] })).toBeUndefined();
+    expect(r.final).toEqual([]);
+    // The watch's re-reads ran out: what opencode said about it is the outcome.
+    expect(machine.giveUp({ name: "TurnLost", message: "nothing recorded" })).toMatchObject({
+      status: "error",
+      error: { name: "UnknownError", message: expect.stringContaining('Agent not found: "nope-agent"') },
+    });
+  });
+
   it("a lost server ends the turn as lost, whatever came before", () => {
     const r = recorded("end-abort-retry");
     const half = run(r, firstIdle(r) - 1).machine;

@@ -1,0 +1,92 @@
+// The turn watch's re-reads (src/core/turns/evidence-rereads.ts) on traffic recorded from the real
+// opencode 1.18.33 (`npm run record`), replayed by msw, with the clock faked so the start grace
+// passes at once:
+// - end-unknown-agent: opencode answers 204 to a prompt for an unknown agent, then emits only two
+//   session.error events (no user message, no status, no idle). The watch must re-read on its own
+//   and end the turn with opencode's error, not wait for ever (it used to: nothing armed the re-read).
+// - text-turn: while the events flow, the watch reads nothing (the event stream is the fast path).
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { CoreContext } from "../../../../src/core/context.js";
+import { V1Engine } from "../../../../src/core/engine/v1.js";
+import { EventHub } from "../../../../src/core/event-hub.js";
+import { SETTLE_MS, START_GRACE_MS } from "../../../../src/core/turns/evidence-rereads.js";
+import { runTurn } from "../../../../src/core/turns/turn.js";
+import { TEXT_ANSWER, UNKNOWN_AGENT } from "../../../support/recording/scenarios.js";
+import { useReplay, type SeenRequest } from "../../../support/replay.js";
+import { createSession, SCRIPTED_MODEL } from "../../../support/turns.js";
+
+function contextOn(replay: ReturnType<typeof useReplay>): { ctx: CoreContext; seen: SeenRequest[] } {
+  const { client, seen } = replay.connectSeen();
+  const engine = new V1Engine(client);
+  return { ctx: { engine, client, hub: new EventHub(engine), settings: {} }, seen };
+}
+
+const calls = (seen: SeenRequest[]) => seen.map((r) => `${r.method} ${r.path}`);
+
+beforeEach(() => {
+  // Real time still passes (msw and the replay's event pacing run on it); tests jump over the waits.
+  vi.useFakeTimers({ shouldAdvanceTime: true, toFake: ["setTimeout", "clearTimeout", "Date"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("a prompt opencode accepts and never runs (end-unknown-agent)", () => {
+  const replay = useReplay("end-unknown-agent");
+
+  it("re-reads after the start grace, twice, then ends with the session error opencode reported", async () => {
+    const { ctx, seen } = contextOn(replay);
+    const session = await createSession(ctx.client, "end-unknown-agent");
+    let settled = false;
+    const turn = runTurn(
+      ctx,
+      session.id,
+      async () => {
+        await ctx.engine.prompt(session.id, { text: "go", model: SCRIPTED_MODEL, agent: UNKNOWN_AGENT }, () => undefined);
+      },
+      { fresh: true },
+    ).finally(() => (settled = true));
+
+    await vi.waitFor(() => expect(calls(seen)).toContain(`POST /session/${session.id}/prompt_async`));
+    // Both session errors arrive and still nothing decides: no user message, no idle, nothing busy.
+    await vi.advanceTimersByTimeAsync(START_GRACE_MS - 1_000);
+    expect(settled).toBe(false);
+    expect(calls(seen).filter((c) => c === "GET /session/status")).toHaveLength(0);
+    // The start grace runs out: a read (idle, nothing recorded), then one more after the settle time.
+    await vi.advanceTimersByTimeAsync(1_000 + SETTLE_MS + 100);
+    const summary = await turn;
+    expect(calls(seen).filter((c) => c === "GET /session/status")).toHaveLength(2);
+    expect(summary).toMatchObject({
+      sessionId: session.id,
+      status: "error",
+      error: { name: "UnknownError", message: expect.stringContaining(`Agent not found: "${UNKNOWN_AGENT}"`) },
+      answer: "",
+    });
+    // What opencode recorded, as the last re-read saw it: no message at all, the session idle.
+    const reads = replay.fixture.interactions.filter((i) => i.operationId === "session.messages");
+    expect(reads.at(-1)!.body).toEqual([]);
+    expect(replay.fixture.interactions.findLast((i) => i.operationId === "session.status")!.body).toEqual({});
+    ctx.hub.close();
+  });
+});
+
+describe("a turn whose events flow (text-turn)", () => {
+  const replay = useReplay("text-turn");
+
+  it("ends on the events alone: no status or message read, before or after the start grace", async () => {
+    const { ctx, seen } = contextOn(replay);
+    const session = await createSession(ctx.client, "text turn");
+    const summary = await runTurn(
+      ctx,
+      session.id,
+      async () => {
+        await ctx.engine.prompt(session.id, { text: "say hello", model: SCRIPTED_MODEL }, () => undefined);
+      },
+      { fresh: true, detail: "final" },
+    );
+    expect(summary).toEqual({ sessionId: session.id, status: "done", answer: TEXT_ANSWER });
+    await vi.advanceTimersByTimeAsync(START_GRACE_MS + SETTLE_MS);
+    expect(calls(seen)).toEqual(["POST /session", "GET /global/event", `POST /session/${session.id}/prompt_async`]);
+    ctx.hub.close();
+  });
+});
