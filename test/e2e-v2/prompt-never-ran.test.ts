@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpFor } from "../support/mcp-client.js";
 import { startMcpOnV2, type McpOnV2 } from "../support/mcp-v2.js";
 import { text } from "../support/scripted-model.js";
+import { recordEvents } from "../support/v2-events.js";
 
 const UNKNOWN_AGENT = "nope-agent";
 /** The start grace (10 s) and two re-reads 2 s apart, with room for a loaded machine; far below the 120 s timeout. */
@@ -23,6 +24,7 @@ afterAll(() => h?.stop());
 
 describe("a prompt opencode 2.x accepts and never runs (unknown agent)", () => {
   it("oc_delegate answers `lost` with what to do within the bound; oc_wait and oc_result agree, never done", async () => {
+    const log = await recordEvents(h.v2);
     const started = Date.now();
     const r = await h.mcp.call("oc_delegate", { task: "never runs", agent: UNKNOWN_AGENT, timeout_s: 120 });
     expect(r.isError, r.text).toBe(false);
@@ -33,8 +35,16 @@ describe("a prompt opencode 2.x accepts and never runs (unknown agent)", () => {
     expect(r.text).toMatch(/recorded nothing of this turn/);
     expect(r.text).toMatch(/check the agent and model, then send the task again/);
 
-    // What the server recorded: the agent switch, and no user or assistant message.
+    // What the server said: the prompt admitted, an execution started and failed, the prompt never promoted.
+    const said = log.sequence(sessionId);
+    log.stop();
+    expect(said).toEqual(expect.arrayContaining(["session.input.admitted", "session.execution.started", "session.execution.failed"]));
+    expect(said).not.toContain("session.input.promoted");
+    const failed = log.of(sessionId).find((e) => e.type === "session.execution.failed")!;
+    expect((failed.data.error as { message?: string }).message).toContain(`Agent not found: "${UNKNOWN_AGENT}"`);
+    // What it recorded: the agent switch, and no user or assistant message.
     const recorded = await h.recorded(sessionId);
+    expect(recorded.map((m) => m.type)).toContain("agent-switched");
     expect(recorded.filter((m) => m.type === "user" || m.type === "assistant")).toEqual([]);
     const active = (await h.v2.request("session.active", {})) as { data: Record<string, unknown> };
     expect(active.data[sessionId]).toBeUndefined();

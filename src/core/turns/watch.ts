@@ -4,7 +4,8 @@
 // translator (engine/v1-signals.ts, engine/v2-signals.ts) tells it what each event means. Subscribe
 // before prompting. After a reconnect, or when attaching to a session someone else prompted, it
 // re-reads the server and resyncs the machine; when the session stays idle without a recorded end,
-// timers re-read and then give up (`lost`, turns/evidence-rereads.ts); when the server goes away
+// or a prompt is not seen running (opencode may accept one and never run it, saying nothing), timers
+// re-read and then give up (`lost`, turns/evidence-rereads.ts); when the server goes away
 // the turn is `lost` at once. What the caller is shown meanwhile lives apart: progress and files
 // edited (turns/turn-progress.ts), the requests that block the turn (turns/pending-requests.ts),
 // and how waits sleep and wake (turns/watch-wait.ts).
