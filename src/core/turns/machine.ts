@@ -71,6 +71,11 @@ export class TurnMachine {
     return this.activity === "idle" ? "settling" : "running";
   }
 
+  /** The session reported an error (v1 `session.error`), whether or not a message carries it. */
+  get errored(): boolean {
+    return this.sessionError !== undefined;
+  }
+
   /** opencode recorded our prompt (its user message is known): the turn is more than a request it accepted. */
   get started(): boolean {
     return this.user() !== undefined;

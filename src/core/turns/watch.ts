@@ -226,7 +226,7 @@ export class TurnWatch {
   }
 
   private evidenceState(machine: TurnMachine) {
-    return { activity: this.activity, phase: machine.phase, promptedAt: this.promptedAt };
+    return { activity: this.activity, phase: machine.phase, promptedAt: this.promptedAt, errored: machine.errored };
   }
 
   /** The session stayed idle without evidence: read it; the second time in a row, take what is there. */

@@ -5,11 +5,12 @@
 //   session.error events (no user message, no status, no idle). The watch must re-read on its own
 //   and end the turn with opencode's error, not wait for ever (it used to: nothing armed the re-read).
 // - text-turn: while the events flow, the watch reads nothing (the event stream is the fast path).
+// And the timing rules alone: when a read is due, given what the session said since the prompt.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { CoreContext } from "../../../../src/core/context.js";
 import { V1Engine } from "../../../../src/core/engine/v1.js";
 import { EventHub } from "../../../../src/core/event-hub.js";
-import { SETTLE_MS, START_GRACE_MS } from "../../../../src/core/turns/evidence-rereads.js";
+import { EvidenceRereads, SETTLE_MS, SILENT_START_MS, START_GRACE_MS } from "../../../../src/core/turns/evidence-rereads.js";
 import { runTurn } from "../../../../src/core/turns/turn.js";
 import { TEXT_ANSWER, UNKNOWN_AGENT } from "../../../support/recording/scenarios.js";
 import { useReplay, type SeenRequest } from "../../../support/replay.js";
@@ -88,5 +89,47 @@ describe("a turn whose events flow (text-turn)", () => {
     await vi.advanceTimersByTimeAsync(START_GRACE_MS + SETTLE_MS);
     expect(calls(seen)).toEqual(["POST /session", "GET /global/event", `POST /session/${session.id}/prompt_async`]);
     ctx.hub.close();
+  });
+});
+
+describe("when a re-read is due", () => {
+  const waiting = { phase: "waiting" as const, errored: false };
+
+  it("after a silent start: SILENT_START_MS; an error brings it forward to START_GRACE_MS; busy disarms it", async () => {
+    const due: number[] = [];
+    const t0 = Date.now();
+    const rereads = new EvidenceRereads(() => due.push(Date.now() - t0));
+    rereads.prompted({ ...waiting, activity: undefined, promptedAt: t0 });
+    await vi.advanceTimersByTimeAsync(START_GRACE_MS + SETTLE_MS);
+    expect(due).toEqual([]); // nothing heard: a loaded opencode may take this long to start
+    await vi.advanceTimersByTimeAsync(SILENT_START_MS - START_GRACE_MS - SETTLE_MS);
+    expect(due).toHaveLength(1);
+    expect(due[0]).toBeGreaterThanOrEqual(SILENT_START_MS);
+
+    due.length = 0;
+    const t1 = Date.now();
+    rereads.prompted({ ...waiting, activity: undefined, promptedAt: t1 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    rereads.update({ ...waiting, activity: undefined, promptedAt: t1, errored: true }); // e.g. "Agent not found"
+    await vi.advanceTimersByTimeAsync(START_GRACE_MS);
+    expect(due).toHaveLength(1);
+    expect(due[0]! - (t1 - t0)).toBeLessThan(START_GRACE_MS + 500);
+
+    due.length = 0;
+    rereads.prompted({ ...waiting, activity: undefined, promptedAt: Date.now() });
+    rereads.update({ ...waiting, activity: "busy", promptedAt: Date.now() });
+    await vi.advanceTimersByTimeAsync(SILENT_START_MS + SETTLE_MS);
+    expect(due).toEqual([]); // the session works: the events are trusted, nothing is read
+  });
+
+  it("settling: SETTLE_MS, not put off by later events", async () => {
+    let fired = 0;
+    const rereads = new EvidenceRereads(() => fired++);
+    const idle = { activity: "idle" as const, phase: "settling" as const, promptedAt: Date.now(), errored: false };
+    rereads.update(idle);
+    await vi.advanceTimersByTimeAsync(SETTLE_MS - 500);
+    rereads.update(idle);
+    await vi.advanceTimersByTimeAsync(600);
+    expect(fired).toBe(1);
   });
 });
