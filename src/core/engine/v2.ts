@@ -68,7 +68,7 @@ export class V2Engine implements Engine {
 
   async capabilities() {
     const create = this.client.routes.get("session.create").bodyProperties;
-    return { nativeSteer: true, sessionRules: create.includes("permissions"), deleteMessages: false, compactNeedsModel: false };
+    return { nativeSteer: true, sessionRules: create.includes("permissions"), deleteMessages: false, compactNeedsModel: false, turnDiffLines: false };
   }
 
   async info(): Promise<EngineInfo> {
@@ -93,7 +93,7 @@ export class V2Engine implements Engine {
   }
 
   async watchKit(sessionId: string): Promise<{ machine: TurnMachineOptions; translator: SessionTranslator }> {
-    return { machine: V2_MACHINE_OPTIONS, translator: new V2Signals(sessionId) };
+    return { machine: V2_MACHINE_OPTIONS, translator: new V2Signals(sessionId, await this.directoryOf(sessionId)) };
   }
 
   async usageTranslator() {
@@ -107,8 +107,10 @@ export class V2Engine implements Engine {
   // ------------------------------------------------------------------------------------------
   // Sessions (v2-sessions.ts)
 
-  createSession(o: { title: string; rules?: PermissionRule[] }): Promise<EngineSession> {
-    return createSessionV2(this.client, this.directory, o);
+  async createSession(o: { title: string; rules?: PermissionRule[] }): Promise<EngineSession> {
+    const session = await createSessionV2(this.client, this.directory, o);
+    this.directories.set(session.id, Promise.resolve(session.directory)); // the watch's first read needs it
+    return session;
   }
 
   getSession(id: string): Promise<EngineSession> {
