@@ -22,18 +22,26 @@ export class V2Signals implements SessionTranslator {
   /** The messages as the durable events tell them. */
   readonly seen: V2SeenTurn;
 
-  /** `directory`: the session's, which the mapped messages name as their working directory. */
+  /** The session's directory, which the mapped messages name as their working directory. */
+  private directory: string | undefined;
+
+  /**
+   * `directory` is looked up while the turn runs (a read of the session, unless the engine created
+   * it), so that starting a watch never waits on the server.
+   */
   constructor(
     readonly sessionId: string,
-    private readonly directory: string,
+    directory: string | Promise<string>,
   ) {
     this.turn = new V2TurnEvents(sessionId);
     this.seen = new V2SeenTurn(sessionId);
+    if (typeof directory === "string") this.directory = directory;
+    else directory.then((d) => (this.directory = d)).catch(() => undefined);
   }
 
   turnMessages(): EngineMessage[] | undefined {
-    const raw = this.seen.messages();
-    return raw && messagesFromV2(raw, this.sessionId, this.directory);
+    const raw = this.directory === undefined ? undefined : this.seen.messages();
+    return raw && messagesFromV2(raw, this.sessionId, this.directory!);
   }
 
   translate(hubEvent: HubEvent, followed: ReadonlySet<string>): WatchSignal[] {

@@ -93,7 +93,7 @@ export class V2Engine implements Engine {
   }
 
   async watchKit(sessionId: string): Promise<{ machine: TurnMachineOptions; translator: SessionTranslator }> {
-    return { machine: V2_MACHINE_OPTIONS, translator: new V2Signals(sessionId, await this.directoryOf(sessionId)) };
+    return { machine: V2_MACHINE_OPTIONS, translator: new V2Signals(sessionId, this.directoryOf(sessionId)) };
   }
 
   async usageTranslator() {
