@@ -61,6 +61,8 @@ describe("a fresh opencode 2.x server", () => {
     const id = r.data.session_id as string;
     expect(await userMessage(id)).toMatchObject({ text: "Say hello to the world, politely" });
     expect(sentToModel(id)).toContain("Say hello to the world, politely");
+    const agents = await mcp.call("oc_catalog", { kind: "agents" });
+    for (const name of ["build", "plan", "general", "explore"]) expect(agents.text).toContain(name);
   });
 });
 
@@ -193,6 +195,7 @@ describe("oc_session compact on opencode 2.x", () => {
       .filter((q) => q.kind === "chat")
       .at(-1)!;
     expect(JSON.stringify(sent.body.messages)).toContain(`<summary>\\n${SUMMARY_ANSWER}\\n</summary>`);
+    expect(JSON.stringify(sent.body.messages)).not.toContain("remember the word heron");
   });
 
   it("a model for the summary is refused: 2.x compacts with the session's own model", async () => {
