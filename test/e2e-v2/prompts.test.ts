@@ -4,48 +4,37 @@
 // what the scripted model was sent. Facts: docs/opencode-2x-behaviour.md ("Prompts", "Catalogs").
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { OpencodeV2Client } from "../../src/client/v2/index.js";
-import type { McpSession } from "../support/mcp-client.js";
-import { startMcpOnV2, type McpOnV2 } from "../support/mcp-v2.js";
+import { describe, expect, it } from "vitest";
+import { useMcpOnV2 } from "../support/mcp-v2.js";
 import type { V2Message } from "../support/opencode2.js";
-import type { TestOpencode } from "../support/opencode.js";
 import { SUMMARY_ANSWER, text } from "../support/scripted-model.js";
 
-let server: TestOpencode;
-let mcp: McpSession;
-let v2: OpencodeV2Client;
-let recorded: McpOnV2["recorded"];
-let stop: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ server, mcp, v2, recorded, stop } = await startMcpOnV2({
-    gitInit: true,
-    // The 1.x `command` shape: 2.x migrates it (it reads `commands` natively too).
-    config: { command: { hello: { template: "Say hello to $ARGUMENTS, politely", description: "greet" } } },
-  }));
+const h = useMcpOnV2({
+  gitInit: true,
+  // The 1.x `command` shape: 2.x migrates it (it reads `commands` natively too).
+  config: { command: { hello: { template: "Say hello to $ARGUMENTS, politely", description: "greet" } } },
 });
-beforeEach(() => server.model.clear());
-afterAll(() => stop?.());
+const call = (tool: string, args: Record<string, unknown>) => h.mcp.call(tool, args);
+const recorded = (sessionId: string) => h.recorded(sessionId);
 
 /** What the model was sent in a session's agent calls (not title or summary calls). */
 const sentToModel = (sessionId: string) =>
   JSON.stringify(
-    server.model
+    h.server.model
       .requestsFor(sessionId)
       .filter((r) => r.kind === "chat")
       .map((r) => r.body.messages),
   );
 const userMessage = async (sessionId: string) => (await recorded(sessionId)).find((m) => m.type === "user")!;
-const sessionCount = async () => ((await v2.request("session.list", {})) as { data: unknown[] }).data.length;
+const sessionCount = async () => ((await h.v2.request("session.list", {})) as { data: unknown[] }).data.length;
 
 /** A refusal before anything started: an error naming the problem, no session, no model call. */
 async function refused(args: Record<string, unknown>): Promise<string> {
-  const [sessions, requests] = [await sessionCount(), server.model.requests.length];
-  const r = await mcp.call("oc_delegate", { title: "refused", ...args });
+  const [sessions, requests] = [await sessionCount(), h.server.model.requests.length];
+  const r = await call("oc_delegate", { title: "refused", ...args });
   expect(r.isError, r.text).toBe(true);
   expect(await sessionCount()).toBe(sessions);
-  expect(server.model.requests.length).toBe(requests);
+  expect(h.server.model.requests.length).toBe(requests);
   return r.text;
 }
 
@@ -53,15 +42,15 @@ async function refused(args: Record<string, unknown>): Promise<string> {
 // loaded; the conductor waits for that load before it checks a command name.
 describe("a fresh opencode 2.x server", () => {
   it("lists nothing yet, and still runs a slash command as the first delegation: the model receives the expanded template", async () => {
-    expect(((await v2.request("command.list", {})) as { data: unknown[] }).data).toEqual([]);
-    server.model.queue(text("Hello, world!"));
-    const r = await mcp.call("oc_delegate", { task: "the world", title: "v2 command", command: "hello" });
+    expect(((await h.v2.request("command.list", {})) as { data: unknown[] }).data).toEqual([]);
+    h.server.model.queue(text("Hello, world!"));
+    const r = await call("oc_delegate", { task: "the world", title: "v2 command", command: "hello" });
     expect(r.isError, r.text).toBe(false);
     expect(r.data).toMatchObject({ status: "done", answer: "Hello, world!" });
     const id = r.data.session_id as string;
     expect(await userMessage(id)).toMatchObject({ text: "Say hello to the world, politely" });
     expect(sentToModel(id)).toContain("Say hello to the world, politely");
-    const agents = await mcp.call("oc_catalog", { kind: "agents" });
+    const agents = await call("oc_catalog", { kind: "agents" });
     for (const name of ["build", "plan", "general", "explore"]) expect(agents.text).toContain(name);
   });
 });
@@ -72,9 +61,9 @@ describe("oc_delegate with a slash command on opencode 2.x", () => {
   });
 
   it("a command with a file: the model receives the template and the file", async () => {
-    writeFileSync(join(server.directory, "greeting-target.txt"), "the target is Ada\n");
-    server.model.queue(text("Hello, Ada!"));
-    const r = await mcp.call("oc_delegate", { task: "the person in the file", title: "v2 command file", command: "hello", files: ["greeting-target.txt"] });
+    writeFileSync(join(h.server.directory, "greeting-target.txt"), "the target is Ada\n");
+    h.server.model.queue(text("Hello, Ada!"));
+    const r = await call("oc_delegate", { task: "the person in the file", title: "v2 command file", command: "hello", files: ["greeting-target.txt"] });
     expect(r.isError, r.text).toBe(false);
     const id = r.data.session_id as string;
     expect(await userMessage(id)).toMatchObject({
@@ -88,9 +77,9 @@ describe("oc_delegate with a slash command on opencode 2.x", () => {
 
 describe("oc_delegate with files on opencode 2.x", () => {
   it("a text file: recorded on the user message, and the model reads its name and content", async () => {
-    writeFileSync(join(server.directory, "attached-notes.txt"), "the secret word is pelican\n");
-    server.model.queue(text("pelican"));
-    const r = await mcp.call("oc_delegate", { task: "what does the file say?", title: "v2 files", files: ["attached-notes.txt"] });
+    writeFileSync(join(h.server.directory, "attached-notes.txt"), "the secret word is pelican\n");
+    h.server.model.queue(text("pelican"));
+    const r = await call("oc_delegate", { task: "what does the file say?", title: "v2 files", files: ["attached-notes.txt"] });
     expect(r.isError, r.text).toBe(false);
     expect(r.data).toMatchObject({ status: "done", answer: "pelican" });
     const id = r.data.session_id as string;
@@ -106,13 +95,13 @@ describe("oc_delegate with files on opencode 2.x", () => {
 
   it("an image: the model receives it as an image part", async () => {
     const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
-    writeFileSync(join(server.directory, "dot.png"), png);
-    server.model.queue(text("a dot"));
-    const r = await mcp.call("oc_delegate", { task: "what is in the picture?", title: "v2 image", files: ["dot.png"] });
+    writeFileSync(join(h.server.directory, "dot.png"), png);
+    h.server.model.queue(text("a dot"));
+    const r = await call("oc_delegate", { task: "what is in the picture?", title: "v2 image", files: ["dot.png"] });
     expect(r.isError, r.text).toBe(false);
     const id = r.data.session_id as string;
     expect(await userMessage(id)).toMatchObject({ files: [{ name: "dot.png", mime: "image/png" }] });
-    const content = server.model
+    const content = h.server.model
       .requestsFor(id)
       .find((q) => q.kind === "chat")!
       .body.messages!.at(-1)!.content;
@@ -123,9 +112,9 @@ describe("oc_delegate with files on opencode 2.x", () => {
   });
 
   it("a PDF or a binary file, which 2.x would drop silently, is refused naming the version", async () => {
-    writeFileSync(join(server.directory, "doc.pdf"), "%PDF-1.4\n%%EOF\n");
-    writeFileSync(join(server.directory, "blob.dat"), Buffer.from([1, 0, 2, 0, 3]));
-    const version = v2.identity.version;
+    writeFileSync(join(h.server.directory, "doc.pdf"), "%PDF-1.4\n%%EOF\n");
+    writeFileSync(join(h.server.directory, "blob.dat"), Buffer.from([1, 0, 2, 0, 3]));
+    const version = h.v2.identity.version;
     expect(await refused({ task: "read it", files: ["doc.pdf"] })).toContain(
       `opencode ${version} cannot pass the attached file "doc.pdf" (application/pdf) to the model`,
     );
@@ -137,8 +126,8 @@ describe("oc_delegate with files on opencode 2.x", () => {
 
 describe("oc_delegate with agents on opencode 2.x", () => {
   it("agent: the named agent runs the turn, as recorded on the assistant message", async () => {
-    server.model.queue(text("planned"));
-    const r = await mcp.call("oc_delegate", { task: "make a plan", title: "v2 agent", agent: "plan" });
+    h.server.model.queue(text("planned"));
+    const r = await call("oc_delegate", { task: "make a plan", title: "v2 agent", agent: "plan" });
     expect(r.isError, r.text).toBe(false);
     expect(r.data).toMatchObject({ status: "done", answer: "planned", agent: "plan" });
     const messages = await recorded(r.data.session_id as string);
@@ -154,8 +143,8 @@ describe("oc_delegate with agents on opencode 2.x", () => {
   });
 
   it("agents: recorded as attachments on the user message, mentioned in its text, so the model reads them", async () => {
-    server.model.queue(text("delegated"));
-    const r = await mcp.call("oc_delegate", { task: "split the work", title: "v2 subagents", agents: ["general", "explore"] });
+    h.server.model.queue(text("delegated"));
+    const r = await call("oc_delegate", { task: "split the work", title: "v2 subagents", agents: ["general", "explore"] });
     expect(r.isError, r.text).toBe(false);
     const id = r.data.session_id as string;
     const user: V2Message = await userMessage(id);
@@ -175,22 +164,22 @@ describe("oc_delegate with agents on opencode 2.x", () => {
 
 describe("oc_session compact on opencode 2.x", () => {
   it("compacts with the session's model: a compaction message holds the summary, and the next turn starts from it", async () => {
-    server.model.queue(text("something to compact"));
-    const r = await mcp.call("oc_delegate", { task: "remember the word heron", title: "v2 compact" });
+    h.server.model.queue(text("something to compact"));
+    const r = await call("oc_delegate", { task: "remember the word heron", title: "v2 compact" });
     const id = r.data.session_id as string;
-    const c = await mcp.call("oc_session", { session_id: id, action: "compact" });
+    const c = await call("oc_session", { session_id: id, action: "compact" });
     expect(c.isError, c.text).toBe(false);
     expect(c.data.result).toEqual({ sessionId: id, compacted: true });
-    const summaries = server.model.requestsFor(id).filter((q) => q.kind === "summary");
+    const summaries = h.server.model.requestsFor(id).filter((q) => q.kind === "summary");
     expect(summaries).toHaveLength(1);
     expect(JSON.stringify(summaries[0]!.body.messages)).toContain("remember the word heron");
     const compaction = (await recorded(id)).at(-1)!;
     expect(compaction).toMatchObject({ type: "compaction", status: "completed", reason: "manual", summary: SUMMARY_ANSWER });
 
-    server.model.queue(text("after the checkpoint"));
-    const next = await mcp.call("oc_delegate", { session_id: id, task: "go on" });
+    h.server.model.queue(text("after the checkpoint"));
+    const next = await call("oc_delegate", { session_id: id, task: "go on" });
     expect(next.data).toMatchObject({ status: "done", answer: "after the checkpoint" });
-    const sent = server.model
+    const sent = h.server.model
       .requestsFor(id)
       .filter((q) => q.kind === "chat")
       .at(-1)!;
@@ -199,11 +188,11 @@ describe("oc_session compact on opencode 2.x", () => {
   });
 
   it("a model for the summary is refused: 2.x compacts with the session's own model", async () => {
-    server.model.queue(text("ok"));
-    const r = await mcp.call("oc_delegate", { task: "hi", title: "v2 compact model" });
-    const c = await mcp.call("oc_session", { session_id: r.data.session_id as string, action: "compact", model: "fake/backup" });
+    h.server.model.queue(text("ok"));
+    const r = await call("oc_delegate", { task: "hi", title: "v2 compact model" });
+    const c = await call("oc_session", { session_id: r.data.session_id as string, action: "compact", model: "fake/backup" });
     expect(c.isError).toBe(true);
     expect(c.text).toContain("compacts with the session's own model");
-    expect(server.model.requestsFor(r.data.session_id as string).filter((q) => q.kind === "summary")).toHaveLength(0);
+    expect(h.server.model.requestsFor(r.data.session_id as string).filter((q) => q.kind === "summary")).toHaveLength(0);
   });
 });
