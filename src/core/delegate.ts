@@ -62,7 +62,10 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   if (typeof o.task !== "string" || (!o.task.trim() && !o.command)) throw new UsageError("`task` is empty: say what the agent should do.");
   if (o.fork && !o.sessionId) throw new UsageError("`fork: true` needs `sessionId`: the session to fork.");
   // Neither major passes sub-agents with a command (1.x drops them, 2.x does not tell the model).
-  if (o.command && o.agents?.length) throw new UsageError("`agents` cannot go with `command`: mention the sub-agents in the task (its arguments) instead.");
+  if (o.command && o.agents?.length)
+    throw new UsageError(
+      "`agents` cannot go with `command` (opencode would not pass them on): name the sub-agents in the task, which becomes the command's arguments, or leave `command` out.",
+    );
   // A continued session runs in its own directory (status and requests are per directory, docs/opencode-behaviour.md §9).
   const scoped: CoreContext =
     o.directory !== undefined ? inDirectory(ctx, await existingDirectory(o.directory)) : o.sessionId ? await sessionScope(ctx, o.sessionId) : ctx;
