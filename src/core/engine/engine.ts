@@ -179,6 +179,8 @@ export interface Engine {
   todo(id: string): Promise<Schemas["Todo"][]>;
 
   // Turns
+  /** Refuses, before any session is made, a prompt this opencode would not carry out as asked. */
+  checkPrompt(input: PromptInput): Promise<void>;
   /** Starts a turn (or joins the running one, see `delivery`); a late failure (1.x command route) goes to `onLateFailure`. */
   prompt(id: string, input: PromptInput, onLateFailure: (error: unknown) => void): Promise<void>;
   abort(id: string): Promise<void>;

@@ -185,6 +185,10 @@ export class V1Engine implements Engine {
   // ------------------------------------------------------------------------------------------
   // Turns
 
+  async checkPrompt(): Promise<void> {
+    // 1.x sends every attachment on to the model as a file part.
+  }
+
   async prompt(id: string, input: PromptInput, onLateFailure: (error: unknown) => void): Promise<void> {
     const m = input.model;
     const files = (input.files ?? []).map((f) => ({ type: "file" as const, mime: f.mime, url: pathToFileURL(f.path).href, filename: f.name }));

@@ -27,7 +27,7 @@ import type { HubEvent } from "./events.js";
 import { v2Catalog, v2ProviderCatalog } from "./v2-catalog.js";
 import { allRawV2, lastTurnRawV2, newestMessageIdV2, pageRawV2, turnDiffV2 } from "./v2-history.js";
 import { messagesFromV2 } from "./v2-messages.js";
-import { promptV2 } from "./v2-prompts.js";
+import { checkPromptV2, promptV2 } from "./v2-prompts.js";
 import { answerPermissionV2, answerQuestionV2, listPendingV2 } from "./v2-requests.js";
 import {
   childSessionsV2,
@@ -167,6 +167,10 @@ export class V2Engine implements Engine {
 
   // ------------------------------------------------------------------------------------------
   // Turns
+
+  checkPrompt(input: PromptInput): Promise<void> {
+    return checkPromptV2(this.client, input);
+  }
 
   prompt(id: string, input: PromptInput): Promise<void> {
     return promptV2(this.client, id, input);
