@@ -19,7 +19,7 @@ const PAGE_TIMEOUT_MS = 30_000;
 /** The command route answers only when its turn ends. */
 const COMMAND_TIMEOUT_MS = 24 * 3600_000;
 const MACHINE: TurnMachineOptions = {};
-const CAPABILITIES = { nativeSteer: false, sessionRules: true, deleteMessages: true, compactNeedsModel: true };
+const CAPABILITIES = { nativeSteer: false, sessionRules: true, deleteMessages: true, compactNeedsModel: true, turnDiffLines: true };
 
 export function sessionOfV1(s: Schemas["Session"]): EngineSession {
   return {
@@ -184,6 +184,10 @@ export class V1Engine implements Engine {
 
   // ------------------------------------------------------------------------------------------
   // Turns
+
+  async checkPrompt(): Promise<void> {
+    // 1.x sends every attachment on to the model as a file part.
+  }
 
   async prompt(id: string, input: PromptInput, onLateFailure: (error: unknown) => void): Promise<void> {
     const m = input.model;
