@@ -49,6 +49,7 @@ export class TurnMachine {
   private activity: SessionActivity | undefined;
   private sessionError: RecordedError | undefined;
   private stated: Extract<TurnEvent, { type: "outcome" }> | undefined;
+  private earlyFailure: RecordedError | undefined;
   private final: TurnVerdict | undefined;
 
   /** `after`: the newest message id before our prompt (undefined: the session had none). */
@@ -69,6 +70,14 @@ export class TurnMachine {
     const last = this.lastOf(list, user);
     if (!last) return "waiting";
     return this.activity === "idle" ? "settling" : "running";
+  }
+
+  /**
+   * A run that failed before our user message was known (2.x: an execution that failed without
+   * promoting our prompt, e.g. an unknown agent). Not our outcome: only what the watch can tell.
+   */
+  get failedBeforeStart(): RecordedError | undefined {
+    return this.user() ? undefined : this.earlyFailure;
   }
 
   /** The session reported an error (v1 `session.error`), whether or not a message carries it. */
@@ -100,6 +109,7 @@ export class TurnMachine {
         // Only an outcome that comes once our user message is known is ours: one before it ends an
         // earlier run (our prompt starts or joins the next one).
         if (this.user()) this.stated = event;
+        else if (event.outcome === "failed") this.earlyFailure = event.error; // kept only to say why, if nothing of ours follows
         break;
       case "lost":
         return (this.final = { status: "lost", error: event.error });

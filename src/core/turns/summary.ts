@@ -127,7 +127,7 @@ export function errorOf(error: AnyError | undefined): TurnError | undefined {
  */
 /** Why a turn whose session holds no message of it is `lost`, and what to do. */
 export const NOTHING_RECORDED =
-  "opencode is idle and recorded nothing of this turn: no user message, never seen busy. No prompt reached the session, or opencode accepted one and dropped it (e.g. an unknown agent), or restarted under it. Nothing is running; check the agent and model, then send the task again.";
+  "opencode is idle and recorded nothing of this turn: no user message, never seen busy. No prompt reached the session, or opencode accepted one and did not run it (e.g. an unknown agent), or restarted under it. Nothing is running; check the agent and model, then send the task again (opencode 2.x keeps a prompt it admitted and runs it before the next one: there, send only what is new).";
 
 export function recordedVerdict(messages: SessionMessage[]): TurnVerdict | undefined {
   const { user, replies } = lastTurn(messages);

@@ -243,13 +243,16 @@ export class TurnWatch {
     this.resync(snap);
     if (this.settled || activity !== "idle" || this.rereads.reads < 2) return;
     this.rereads.disarm();
-    const verdict = this.machine.giveUp({
-      name: "TurnLost",
-      message: this.machine.started
-        ? "opencode is idle but recorded no end of this turn (it may have restarted under it, or dropped a queued message)."
-        : NOTHING_RECORDED,
-    });
+    const verdict = this.machine.giveUp({ name: "TurnLost", message: this.lostBecause(this.machine) });
     this.end(messages, verdict);
+  }
+
+  /** Why the re-reads gave up, and what to do. */
+  private lostBecause(machine: TurnMachine): string {
+    if (machine.started) return "opencode is idle but recorded no end of this turn (it may have restarted under it, or dropped a queued message).";
+    const early = machine.failedBeforeStart;
+    if (!early) return NOTHING_RECORDED;
+    return `opencode admitted the prompt, but its run failed before the prompt became a message (${early.name}: ${early.message.slice(0, 200)}). Nothing is running, yet opencode keeps the prompt: it runs before the next prompt sent to this session. Fix the cause (agent, model), then send only what is new.`;
   }
 
   /**
