@@ -7,9 +7,8 @@
 // one, reads the same empty record (it used to answer `done`). Each report is compared with the
 // session re-read straight from the 2.x server. The prompt is not dropped, though: 2.x keeps it and
 // runs it before the next prompt sent to the session, and the messages say so.
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMcpFor } from "../support/mcp-client.js";
+import { freshReads } from "../support/fresh-mcp.js";
 import { startMcpOnV2, type McpOnV2 } from "../support/mcp-v2.js";
 import { text } from "../support/scripted-model.js";
 import { recordEvents } from "../support/v2-events.js";
@@ -58,20 +57,11 @@ describe("a prompt opencode 2.x accepts and never runs (unknown agent)", () => {
 
     const read = await h.mcp.call("oc_result", { session_id: sessionId });
     expect(read.data.status, read.text).toBe("lost");
-    const fresh = await startMcpFor(h.server, { OPENCODE_CONDUCTOR_STATE_DIR: join(h.server.root, "state-fresh") });
-    try {
-      for (const [tool, args] of [
-        ["oc_wait", { session_id: sessionId, timeout_s: 60 }],
-        ["oc_result", { session_id: sessionId }],
-      ] as const) {
-        const again = await fresh.call(tool, args);
-        // A fresh reader has only the record: nothing of the turn, and the 2.x caveat.
-        expect(again.data.status, `fresh ${tool}: ${again.text}`).toBe("lost");
-        expect(again.text).toMatch(/recorded nothing of this turn/);
-        expect(again.text).toMatch(/opencode 2\.x keeps a prompt it admitted and runs it before the next one/);
-      }
-    } finally {
-      await fresh.close();
+    for (const [tool, again] of Object.entries(await freshReads(h.server, sessionId))) {
+      // A fresh reader has only the record: nothing of the turn, and the 2.x caveat.
+      expect(again.data.status, `fresh ${tool}: ${again.text}`).toBe("lost");
+      expect(again.text).toMatch(/recorded nothing of this turn/);
+      expect(again.text).toMatch(/opencode 2\.x keeps a prompt it admitted and runs it before the next one/);
     }
 
     // As the message says: the next prompt (with a real agent) runs the kept one first, in the same run.

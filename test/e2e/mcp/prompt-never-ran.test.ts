@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, type OpencodeClient } from "../../../src/client/index.js";
+import { freshReads } from "../../support/fresh-mcp.js";
 import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 import { text } from "../../support/scripted-model.js";
@@ -53,18 +54,7 @@ describe("a prompt opencode accepts and never runs (1.18.33, unknown agent)", ()
     expect(read.text).toMatch(/recorded nothing of this turn/);
     expect(read.text).toMatch(/send the task again/);
     // A fresh MCP server (it never saw the prompt) reads the same record.
-    const fresh = await startMcpFor(server, { OPENCODE_CONDUCTOR_STATE_DIR: join(server.root, "state-fresh") });
-    try {
-      for (const [tool, args] of [
-        ["oc_wait", { session_id: sessionId, timeout_s: 60 }],
-        ["oc_result", { session_id: sessionId }],
-      ] as const) {
-        const again = await fresh.call(tool, args);
-        expect(again.data.status, `fresh ${tool}: ${again.text}`).toBe("lost");
-      }
-    } finally {
-      await fresh.close();
-    }
+    for (const [tool, again] of Object.entries(await freshReads(server, sessionId))) expect(again.data.status, `fresh ${tool}: ${again.text}`).toBe("lost");
 
     // Doing what the message says works: the same session with a real agent.
     server.model.forSession(sessionId).queue(text("ran this time"));
