@@ -24,17 +24,22 @@ const MAX_PARAM_CHARS = 1_000;
 /** Values (objects, arrays, scalars) a call may carry in params, query and body together. */
 export const MAX_VALUES = 10_000;
 
-/** How many values `input` holds, counting up to `limit + 1` only (a walk without recursion). */
-function countValues(input: unknown, limit: number): number {
-  let n = 0;
-  const stack: unknown[] = [input];
-  while (stack.length > 0 && n <= limit) {
-    const v = stack.pop();
-    n += 1;
-    if (Array.isArray(v)) for (let i = 0; i < v.length && stack.length <= limit; i++) stack.push(v[i]);
-    else if (isObject(v)) for (const key in v) if (stack.length <= limit) stack.push(v[key]);
+/** How deep params, query and body may nest: far past any opencode schema, well short of the validator's stack. */
+export const MAX_DEPTH = 100;
+
+/** How many values `parts` hold (counting up to `limit + 1` only) and how deep they nest (up to `MAX_DEPTH + 1`): a walk without recursion. */
+function measureValues(parts: unknown[], limit: number): { values: number; depth: number } {
+  let values = 0;
+  let depth = 0;
+  const stack = parts.map((part): [unknown, number] => [part, 0]);
+  while (stack.length > 0 && values <= limit && depth <= MAX_DEPTH) {
+    const [v, level] = stack.pop()!;
+    values += 1;
+    depth = Math.max(depth, level);
+    if (Array.isArray(v)) for (let i = 0; i < v.length && stack.length <= limit; i++) stack.push([v[i], level + 1]);
+    else if (isObject(v)) for (const key in v) if (stack.length <= limit) stack.push([v[key], level + 1]);
   }
-  return n;
+  return { values, depth };
 }
 
 function validationError(op: ApiOperation, checked: Checked): UsageError {
@@ -278,9 +283,15 @@ export const ocApi = defineTool({
         `params.${long[0].slice(0, 40)} is ${(long[1] as string).length} characters; a path parameter (an id) has at most ${MAX_PARAM_CHARS}. It began: ${JSON.stringify((long[1] as string).slice(0, 80))}…`,
       );
     // Validation cost grows with the input (Ajv reports every error): a hand-sized call is far below this.
-    if (countValues([args.params, query, body], MAX_VALUES) > MAX_VALUES) {
+    const measured = measureValues([args.params, query, body], MAX_VALUES);
+    if (measured.values > MAX_VALUES) {
       throw new UsageError(
         `${op.id}: params, query and body hold more than ${MAX_VALUES} values together, so nothing was checked or sent. Send less per call (page or split the request).`,
+      );
+    }
+    if (measured.depth > MAX_DEPTH) {
+      throw new UsageError(
+        `${op.id}: params, query or body nest more than ${MAX_DEPTH} levels deep, so nothing was checked or sent. Send the shape the operation takes (oc_api_ops {operation: "${op.id}"}).`,
       );
     }
     const checked = await checkOffThread(op, { params, query, body }, catalog.key);
