@@ -144,6 +144,15 @@ describe("the stdio server's lifetime", () => {
     expect(await exited).toEqual([0, null]);
   });
 
+  it("keeps answering when its stderr reader goes away, and exits 0 when its client does", async () => {
+    const { child, exited } = startStdio();
+    child.stderr!.destroy(); // its start-up line (where to watch its work) now fails with EPIPE
+    const answer = await initialize(child);
+    expect((answer.result as { serverInfo: { name: string } }).serverInfo.name).toBe("opencode-conductor");
+    child.stdin!.end();
+    expect(await exited).toEqual([0, null]);
+  });
+
   it("exits 0 on SIGTERM", async () => {
     const { child, exited } = startStdio();
     await initialize(child);
