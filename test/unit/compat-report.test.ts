@@ -60,6 +60,26 @@ describe("compatibility data", () => {
     expect(firstTestedWith("session.list", data)).toBe("1.3.2");
     expect(firstTestedWith("x", { ...data, versions: {} })).toBeUndefined();
   });
+
+  // The 2.x column is measured against the 2.x pin (spec/v2/): it says nothing of 1.x operations.
+  const with2x: CompatibilityData = {
+    ...data,
+    versions: {
+      ...data.versions,
+      "2.x": { ...record({ "delegate: text": { ok: true }, "oc_api: v2 operations": { ok: true } }), reported: "2.0.0-src.b622626" },
+    },
+  };
+  with2x.versions["2.x"]!.spec!.pinned = "2.0.26";
+
+  it("a 2.x column: its verdict by the version it reported; it never counts as the first 1.x release with an operation", () => {
+    expect(rangeVerdict("2.0.0-src.b622626", with2x)).toBe("tested: every feature works");
+    expect(rangeVerdict("2.0.26", with2x)).toBe(
+      "an untested opencode 2.x release (the matrix tested 2.x on 2.0.0-src.b622626); the tested range counts 1.x releases only",
+    );
+    expect(supportedRange(with2x)).toEqual({ oldest: "1.14.48", newest: "1.18.33" });
+    expect(firstTestedWith("app.skills", with2x)).toBe("1.14.48");
+    expect(firstTestedWith("only.in.the.2x.pin", { ...with2x, versions: { "2.x": with2x.versions["2.x"]! } })).toBeUndefined();
+  });
 });
 
 describe("the runner's report", () => {
