@@ -1,5 +1,6 @@
 // The compatibility data's rules (supported range, verdicts, "oldest tested release that has it")
 // and the runner's reading of vitest's JSON report, on small hand-made data sets.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   compareVersions,
@@ -83,6 +84,11 @@ describe("compatibility data", () => {
 });
 
 describe("the runner's report", () => {
+  it("docs/compatibility.md is what spec/compatibility.json and docs/compatibility-majors.md render to (else `npm run test:compat -- --render`)", () => {
+    const recorded = JSON.parse(readFileSync("spec/compatibility.json", "utf8")) as CompatibilityData;
+    expect(readFileSync("docs/compatibility.md", "utf8") === renderMarkdown(recorded)).toBe(true);
+  });
+
   it("keeps the first line of a failure, without colours, at most 200 characters", () => {
     expect(failureReason(["\x1b[31mAssertionError: expected 1 to be 2\x1b[39m\n   at x"])).toBe("expected 1 to be 2");
     expect(failureReason([`Error: ${"y".repeat(500)}`])).toHaveLength(200);
