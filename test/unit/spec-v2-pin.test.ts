@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { diffSpecs } from "../../codegen/lib/diff.js";
 import type { OpenApiDocument } from "../../codegen/lib/spec.js";
 import { specInfo as v2SpecInfo } from "../../generated/v2/operations.js";
+import { operations } from "../../generated/operations.js";
+import { unsupported } from "../../src/core/server/feature-guard.js";
 import { changedOperations } from "../../src/core/server/spec-changes.js";
 import { loadV2Pin, specFromDocument } from "../../src/core/server/spec.js";
 
@@ -38,5 +40,15 @@ describe("the 2.x pin", () => {
     const spec = await specFromDocument("2.0.26", released.sha256, released.doc, await loadV2Pin());
     expect(spec).toMatchObject({ pinned: true, missing: [], extra: [] });
     expect(await changedOperations(spec)).toEqual([]);
+  });
+
+  it("a 1.x operation on a 2.x server is refused as such (no advice to install a 1.x release)", async () => {
+    const pre = read("spec/v2-b622626/openapi.json");
+    const spec = await specFromDocument("2.0.0-src.b622626", pre.sha256, pre.doc, await loadV2Pin());
+    const refusal = unsupported(spec, operations["session.list"]);
+    expect(refusal?.message).toBe(
+      "opencode 2.0.0-src.b622626 has no operation session.list (GET /session), so nothing was sent: it speaks only the v2 API (opencode 2.x, routes under /api). oc_api_ops lists its operations; the conductor's tools work on it as on 1.x.",
+    );
+    expect(refusal?.since).toBeUndefined();
   });
 });
