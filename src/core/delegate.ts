@@ -61,6 +61,11 @@ export type DelegateResult = GovernedSummary & {
 export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<DelegateResult> {
   if (typeof o.task !== "string" || (!o.task.trim() && !o.command)) throw new UsageError("`task` is empty: say what the agent should do.");
   if (o.fork && !o.sessionId) throw new UsageError("`fork: true` needs `sessionId`: the session to fork.");
+  // Neither major passes sub-agents with a command (1.x drops them, 2.x does not tell the model).
+  if (o.command && o.agents?.length)
+    throw new UsageError(
+      "`agents` cannot go with `command` (opencode would not pass them on): name the sub-agents in the task, which becomes the command's arguments, or leave `command` out.",
+    );
   // A continued session runs in its own directory (status and requests are per directory, docs/opencode-behaviour.md §9).
   const scoped: CoreContext =
     o.directory !== undefined ? inDirectory(ctx, await existingDirectory(o.directory)) : o.sessionId ? await sessionScope(ctx, o.sessionId) : ctx;
@@ -74,7 +79,9 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   const model = modelInput ? await resolveModelRef(scoped, modelInput) : undefined;
   const fallbacks = await resolveFallbacks(scoped, o.fallbackModels ?? ctx.settings.fallbackModels ?? [], model);
   const files = await fileParts(o.files ?? [], directory);
+  await engine.checkPrompt({ text: o.task, files });
   if (o.command) await checkCommand(scoped, o.command);
+  if (agent || o.agents?.length) await checkAgents(scoped, [...(agent ? [agent] : []), ...(o.agents ?? [])]);
 
   let sessionId: string;
   if (o.sessionId) {
@@ -127,6 +134,14 @@ async function checkCommand(ctx: CoreContext, name: string): Promise<void> {
   const commands = await ctx.engine.catalog("commands");
   if (commands.some((c) => c.name === name)) return;
   throw new UsageError(`Unknown command ${quoted(name)}. Available commands: ${commands.map((c) => c.name).join(", ") || "(none)"}.`);
+}
+
+/** An unknown agent would only fail once the turn runs (2.x: with no recorded message): say so up front. */
+async function checkAgents(ctx: CoreContext, names: string[]): Promise<void> {
+  const agents = await ctx.engine.catalog("agents");
+  const unknown = names.find((name) => !agents.some((a) => a.name === name));
+  if (unknown === undefined) return;
+  throw new UsageError(`Unknown agent ${quoted(unknown)}. Available agents: ${agents.map((a) => a.name).join(", ") || "(none)"}.`);
 }
 
 /** The context bound to another project directory (new sessions are created there). */

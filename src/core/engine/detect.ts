@@ -70,6 +70,7 @@ function forwarding(resolve: Resolver, url: string, directory: string | undefine
     "compact",
     "shell",
     "todo",
+    "checkPrompt",
     "prompt",
     "abort",
     "runState",

@@ -92,6 +92,11 @@ export type WatchSignal =
 /** Translates the hub's events for one session (stateful: it keeps what later events complete). */
 export interface SessionTranslator {
   translate(event: HubEvent, followed: ReadonlySet<string>): WatchSignal[];
+  /**
+   * The session's messages as the events told them, when the translator can vouch they hold the
+   * whole turn that just ended (2.x: engine/v2-seen-turn.ts); undefined: read the session.
+   */
+  turnMessages?(): EngineMessage[] | undefined;
 }
 
 /** A model step's usage, or a sub-agent session, as budgets count them. */
@@ -122,6 +127,11 @@ export interface EngineCapabilities {
   deleteMessages: boolean;
   /** Compaction needs the model that writes the summary (1.x); 2.x uses the session's. */
   compactNeedsModel: boolean;
+  /**
+   * A turn's diff tells more than its messages (line counts, added/deleted; 1.x `session.diff`), so
+   * a summary of a turn that changed files reads it. 2.x's is the messages' own file list.
+   */
+  turnDiffLines: boolean;
 }
 
 export interface EngineInfo {
@@ -169,6 +179,8 @@ export interface Engine {
   todo(id: string): Promise<Schemas["Todo"][]>;
 
   // Turns
+  /** Refuses, before any session is made, a prompt this opencode would not carry out as asked. */
+  checkPrompt(input: PromptInput): Promise<void>;
   /** Starts a turn (or joins the running one, see `delivery`); a late failure (1.x command route) goes to `onLateFailure`. */
   prompt(id: string, input: PromptInput, onLateFailure: (error: unknown) => void): Promise<void>;
   abort(id: string): Promise<void>;

@@ -191,5 +191,15 @@ export function v2Catalog<K extends CatalogKind>(client: OpencodeV2Client, kind:
       ),
     );
   }
-  return load(client);
+  return PLUGIN_FILLED.has(kind) ? pluginsLoaded(client).then(() => load(client)) : load(client);
+}
+
+// 2.x fills its agent, command and skill lists from the location's plugins, which load in the
+// background when the location is first used: until then the list routes answer `[]` (a fresh
+// server lists no agent and no command). `model.default` waits for that load (up to 5 s, then 503),
+// so it is asked first; its answer is not needed (docs/opencode-2x-behaviour.md "Catalogs").
+const PLUGIN_FILLED = new Set<CatalogKind>(["agents", "commands", "skills"]);
+
+async function pluginsLoaded(client: OpencodeV2Client): Promise<void> {
+  await client.request("model.default", {}).catch(() => undefined);
 }

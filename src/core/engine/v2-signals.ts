@@ -2,12 +2,16 @@
 // "Events"): the outcome evidence through turns/v2-events.ts (`session.execution.*` ends a turn),
 // progress from the step and tool events, retries from `session.retry.scheduled`, permission
 // requests and question forms, and sub-agent sessions (2.0.26 `session.created` with `parentID`).
-// 2.x streams deltas, not whole messages: a summary reads the session from the server.
+// 2.x streams deltas, not whole messages; the durable step, text and tool events still describe
+// every message, so the turn's messages are rebuilt from them (v2-seen-turn.ts) and a summary reads
+// the session from the server only when that record declines.
 import { sessionOf } from "../../client/v2/events.js";
 import { FILE_TOOLS, filePathOf } from "../turns/files.js";
 import { recordedErrorV2, V2TurnEvents } from "../turns/v2-events.js";
-import type { SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "./engine.js";
+import type { EngineMessage, SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "./engine.js";
 import type { HubEvent } from "./events.js";
+import { messagesFromV2 } from "./v2-messages.js";
+import { V2SeenTurn } from "./v2-seen-turn.js";
 import { permissionFromV2, questionFromForm } from "./v2-requests.js";
 
 export class V2Signals implements SessionTranslator {
@@ -15,13 +19,37 @@ export class V2Signals implements SessionTranslator {
   /** Tool calls by id: the name and input arrive before the result. */
   private readonly calls = new Map<string, { name: string; input: Record<string, unknown> }>();
 
-  constructor(readonly sessionId: string) {
+  /** The messages as the durable events tell them. */
+  readonly seen: V2SeenTurn;
+
+  /** The session's directory, which the mapped messages name as their working directory. */
+  private directory: string | undefined;
+
+  /**
+   * `directory` is looked up while the turn runs (a read of the session, unless the engine created
+   * it), so that starting a watch never waits on the server.
+   */
+  constructor(
+    readonly sessionId: string,
+    directory: string | Promise<string>,
+  ) {
     this.turn = new V2TurnEvents(sessionId);
+    this.seen = new V2SeenTurn(sessionId);
+    if (typeof directory === "string") this.directory = directory;
+    else directory.then((d) => (this.directory = d)).catch(() => undefined);
+  }
+
+  turnMessages(): EngineMessage[] | undefined {
+    const raw = this.directory === undefined ? undefined : this.seen.messages();
+    return raw && messagesFromV2(raw, this.sessionId, this.directory!);
   }
 
   translate(hubEvent: HubEvent, followed: ReadonlySet<string>): WatchSignal[] {
+    if (hubEvent.type === "conductor.reconnected") this.seen.gap();
     if (hubEvent.type !== "v2.event") return [];
     const event = hubEvent.properties;
+    // First, so that the outcome's signal finds its messages complete.
+    this.seen.apply(event);
     const data = event.data;
     const session = sessionOf(event);
     const out: WatchSignal[] = [];

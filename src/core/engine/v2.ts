@@ -27,7 +27,7 @@ import type { HubEvent } from "./events.js";
 import { v2Catalog, v2ProviderCatalog } from "./v2-catalog.js";
 import { allRawV2, lastTurnRawV2, newestMessageIdV2, pageRawV2, turnDiffV2 } from "./v2-history.js";
 import { messagesFromV2 } from "./v2-messages.js";
-import { promptV2 } from "./v2-prompts.js";
+import { checkPromptV2, promptV2 } from "./v2-prompts.js";
 import { answerPermissionV2, answerQuestionV2, listPendingV2 } from "./v2-requests.js";
 import {
   childSessionsV2,
@@ -68,7 +68,7 @@ export class V2Engine implements Engine {
 
   async capabilities() {
     const create = this.client.routes.get("session.create").bodyProperties;
-    return { nativeSteer: true, sessionRules: create.includes("permissions"), deleteMessages: false, compactNeedsModel: false };
+    return { nativeSteer: true, sessionRules: create.includes("permissions"), deleteMessages: false, compactNeedsModel: false, turnDiffLines: false };
   }
 
   async info(): Promise<EngineInfo> {
@@ -93,7 +93,7 @@ export class V2Engine implements Engine {
   }
 
   async watchKit(sessionId: string): Promise<{ machine: TurnMachineOptions; translator: SessionTranslator }> {
-    return { machine: V2_MACHINE_OPTIONS, translator: new V2Signals(sessionId) };
+    return { machine: V2_MACHINE_OPTIONS, translator: new V2Signals(sessionId, this.directoryOf(sessionId)) };
   }
 
   async usageTranslator() {
@@ -107,8 +107,10 @@ export class V2Engine implements Engine {
   // ------------------------------------------------------------------------------------------
   // Sessions (v2-sessions.ts)
 
-  createSession(o: { title: string; rules?: PermissionRule[] }): Promise<EngineSession> {
-    return createSessionV2(this.client, this.directory, o);
+  async createSession(o: { title: string; rules?: PermissionRule[] }): Promise<EngineSession> {
+    const session = await createSessionV2(this.client, this.directory, o);
+    this.directories.set(session.id, Promise.resolve(session.directory)); // the watch's first read needs it
+    return session;
   }
 
   getSession(id: string): Promise<EngineSession> {
@@ -165,6 +167,10 @@ export class V2Engine implements Engine {
 
   // ------------------------------------------------------------------------------------------
   // Turns
+
+  checkPrompt(input: PromptInput): Promise<void> {
+    return checkPromptV2(this.client, input);
+  }
 
   prompt(id: string, input: PromptInput): Promise<void> {
     return promptV2(this.client, id, input);

@@ -112,6 +112,7 @@ export async function summarizeSession(ctx: CoreContext, sessionId: string, o: S
   const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, verdict, detail: o.detail };
   const summary = withFallbacks(ctx, summarizeTurn(input), messages);
   if (!over || summary.status === "lost" || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;
+  if (!(await ctx.engine.capabilities()).turnDiffLines) return summary; // nothing the messages lack
   // Per-turn diffs exist only in git projects (docs/opencode-behaviour.md §7); they also name what a shell command changed.
   const diff: FileDiff[] = await ctx.engine.turnDiff(sessionId, summary.messageId).catch(() => []);
   return diff.length > 0 ? withFallbacks(ctx, summarizeTurn({ ...input, diff }), messages) : summary;

@@ -219,8 +219,13 @@ export class TurnWatch {
     const machine = this.machine;
     if (!machine || this.settled) return;
     // Events after a reconnect miss what the gap held: then the summary reads the session itself.
-    if (machine.verdict) return this.end(read ?? (this.seen.complete ? this.seen.list() : undefined), machine.verdict);
+    if (machine.verdict) return this.end(read ?? this.eventMessages(), machine.verdict);
     this.rereads.update(this.activity === "idle", machine.phase, this.promptedAt);
+  }
+
+  /** The turn's messages as events told them, when they are known whole (else the summary reads the session). */
+  private eventMessages(): SessionMessage[] | undefined {
+    return this.seen.complete ? this.seen.list() : this.translator.turnMessages?.();
   }
 
   /** The session stayed idle without evidence: read it; the second time in a row, take what is there. */
@@ -272,6 +277,7 @@ export class TurnWatch {
     if (event.type === "conductor.reconnected") {
       // Events were lost while the stream was down: read what the server holds now.
       this.seen.complete = false;
+      this.translator.translate(event, this.sessions);
       this.wake.schedule(async () => {
         if (!this.machine || this.settled) return;
         this.resync(await this.read());

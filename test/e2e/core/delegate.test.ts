@@ -1,8 +1,9 @@
 // delegate() against the real opencode with the scripted model: new, continued and forked sessions,
-// slash commands, model resolution, directories and the readonly preset. One server (git project)
-// for the file; each test makes the sessions it works on and queues its own model steps, and an
-// afterEach checks it used them all, so no test depends on another's state.
-import { existsSync, readFileSync } from "node:fs";
+// slash commands, attached files, agents and sub-agents, model resolution, directories and the
+// readonly preset. One server (git project) for the file; each test makes the sessions it works on
+// and queues its own model steps, and an afterEach checks it used them all, so no test depends on
+// another's state.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { dumpMessages, useConductor, userTexts } from "../../support/conductor.js";
@@ -88,6 +89,45 @@ describe("delegate (e2e)", () => {
     const error = await h.conductor.delegate({ command: "nope", task: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UsageError);
     expect((error as Error).message).toMatch(/Unknown command "nope".*hello/);
+    expect(await sessionCount()).toBe(count);
+  });
+
+  it("attaches a file: recorded as a file part of the user message, and the model reads its content", async () => {
+    writeFileSync(join(h.oc.directory, "attached-notes.txt"), "the secret word is pelican\n");
+    h.oc.model.queue(text("pelican"));
+    const r = await h.conductor.delegate({ task: "what does the file say?", files: ["attached-notes.txt"] });
+    expect(r).toMatchObject({ status: "done", answer: "pelican" });
+    const [user] = await h.conductor.client.call("session.messages", { path: { sessionID: r.sessionId } });
+    expect(user!.parts).toContainEqual(expect.objectContaining({ type: "file", mime: "text/plain", filename: "attached-notes.txt" }));
+    // 1.x reads the file for the model (a synthetic Read call in the user message).
+    expect(userTexts(h.oc, r.sessionId).join("\n")).toContain("the secret word is pelican");
+  });
+
+  it("runs the named agent: recorded on the user and the assistant message", async () => {
+    h.oc.model.queue(text("planned"));
+    const r = await h.conductor.delegate({ task: "make a plan", agent: "plan" });
+    expect(r).toMatchObject({ status: "done", answer: "planned", agent: "plan" });
+    const messages = await h.conductor.client.call("session.messages", { path: { sessionID: r.sessionId } });
+    expect(messages.map((m) => [m.info.role, m.info.agent])).toEqual([
+      ["user", "plan"],
+      ["assistant", "plan"],
+    ]);
+  });
+
+  it("mentions sub-agents: an agent part on the user message, and the model is told to use it", async () => {
+    h.oc.model.queue(text("delegated"));
+    const r = await h.conductor.delegate({ task: "split the work", agents: ["general"] });
+    expect(r).toMatchObject({ status: "done", answer: "delegated" });
+    const [user] = await h.conductor.client.call("session.messages", { path: { sessionID: r.sessionId } });
+    expect(user!.parts).toContainEqual(expect.objectContaining({ type: "agent", name: "general" }));
+    expect(userTexts(h.oc, r.sessionId).join("\n")).toContain("call the task tool with subagent: general");
+  });
+
+  it("rejects an unknown agent or sub-agent, and sub-agents with a command, before creating a session", async () => {
+    const count = await sessionCount();
+    await expect(h.conductor.delegate({ task: "x", agent: "nope" })).rejects.toThrow(/Unknown agent "nope"\. Available agents: .*build/);
+    await expect(h.conductor.delegate({ task: "x", agents: ["general", "nobody"] })).rejects.toThrow(/Unknown agent "nobody"/);
+    await expect(h.conductor.delegate({ command: "hello", task: "x", agents: ["general"] })).rejects.toThrow("`agents` cannot go with `command`");
     expect(await sessionCount()).toBe(count);
   });
 

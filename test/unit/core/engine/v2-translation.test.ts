@@ -25,7 +25,7 @@ function recorded(name: V2ScenarioName) {
 
 function signals(name: V2ScenarioName): WatchSignal[] {
   const r = recorded(name);
-  const translator = new V2Signals(r.sessionId);
+  const translator = new V2Signals(r.sessionId, r.directory);
   const followed = new Set([r.sessionId]);
   return r.events.flatMap((event) => translator.translate({ type: "v2.event", properties: event }, followed));
 }
