@@ -11,7 +11,8 @@ import type { HubEvent } from "./events.js";
 import { permissionFromV2, questionFromForm } from "./v2-requests.js";
 
 export type SessionActivityChange =
-  | { sessionId: string; state: "busy" }
+  /** `step`: 2.x began a model step (after a retry: the wait is over). */
+  | { sessionId: string; state: "busy"; step?: true }
   | { sessionId: string; state: "retry"; attempt: number; message: string; next: number }
   /** 1.x: the server says the session is idle now. */
   | { sessionId: string; state: "idle" }
@@ -37,6 +38,7 @@ export function activityOf(event: HubEvent): SessionActivityChange | undefined {
   const sessionId = sessionOf(v2);
   if (!sessionId) return undefined;
   if (v2.type === "session.execution.started") return { sessionId, state: "busy" };
+  if (v2.type === "session.step.started") return { sessionId, state: "busy", step: true };
   if (v2.type === "session.retry.scheduled") {
     const error = recordedErrorV2(v2.data.error);
     return {
@@ -92,7 +94,8 @@ export function requestChangeOf(event: HubEvent): RequestChange | undefined {
 export function commonSignals(event: HubEvent, sessionId: string, followed: ReadonlySet<string>): WatchSignal[] {
   const activity = activityOf(event);
   if (activity?.sessionId === sessionId) {
-    if (activity.state === "busy") return [{ kind: "busy" }];
+    // A turn's progress says "working" once, at its start; a retry's end is the step's (step-finished).
+    if (activity.state === "busy" && !activity.step) return [{ kind: "busy" }];
     if (activity.state === "retry") return [{ kind: "retry", attempt: activity.attempt, message: activity.message, next: activity.next }];
   }
   const request = requestChangeOf(event);
