@@ -167,7 +167,12 @@ export async function stopInstance(ctx: ApiContext, res: ServerResponse, pid: nu
   const row = ctx.servers.instanceRows().find((r) => r.pid === pid);
   if (!row) return ctx.json(res, 404, { error: `no private instance with pid ${pid} in the registry` });
   const conductor = ctx.servers.conductor(row.url);
-  const busy = conductor ? await runningCount(conductor.engine.withDirectory(row.directory), row.sessions.map((s) => s.id)) : 0;
+  const busy = conductor
+    ? await runningCount(
+        conductor.engine.withDirectory(row.directory),
+        row.sessions.map((s) => s.id),
+      )
+    : 0;
   if (busy > 0) return ctx.json(res, 409, { error: `the instance runs ${busy} session(s): interrupt them first` });
   await terminate(row.pid, 5_000);
   await new InstanceRegistry(ctx.stateDir).remove(row.pid).catch(() => undefined);

@@ -44,11 +44,7 @@ export interface TaskView extends Pick<
 export type PendingView = PendingRequest & { server: string; directory?: string; asked_at: number };
 
 export type Change =
-  | { type: "task"; task: TaskView }
-  | { type: "pending"; pending: PendingView[] }
-  | { type: "servers" }
-  | { type: "audit" }
-  | { type: "part"; live: LivePart };
+  { type: "task"; task: TaskView } | { type: "pending"; pending: PendingView[] } | { type: "servers" } | { type: "audit" } | { type: "part"; live: LivePart };
 
 export class Store {
   readonly tasks = new Map<string, TaskView>();

@@ -129,9 +129,7 @@ describe("console on opencode 2.x (browser)", () => {
 
     // Live progress: the shell call completes, then the answer grows piece by piece while the task still runs.
     const first = ANSWER.slice(0, Math.ceil(ANSWER.length / PIECES));
-    await expect
-      .poll(async () => (await pageTranscript()).some((line) => line.startsWith("tool shell: completed")), { timeout: 60_000 })
-      .toBe(true);
+    await expect.poll(async () => (await pageTranscript()).some((line) => line.startsWith("tool shell: completed")), { timeout: 60_000 }).toBe(true);
     await expect
       .poll(
         async () => {
@@ -184,7 +182,14 @@ describe("console on opencode 2.x (browser)", () => {
   });
 
   it("a question (a 2.x form) answered in the page: the task goes on to done with the choice the server recorded", async () => {
-    const question = { question: "Which colour?", header: "Colour", options: [{ label: "red", description: "warm" }, { label: "blue", description: "cold" }] };
+    const question = {
+      question: "Which colour?",
+      header: "Colour",
+      options: [
+        { label: "red", description: "warm" },
+        { label: "blue", description: "cold" },
+      ],
+    };
     oc.model.queue(toolCall("question", { questions: [question] }), text("Blue it is."));
     const started = await mcp.call("oc_delegate", { task: "Ask me for a colour", title: "v2 question task" });
     expect(started.data.status).toBe("blocked");

@@ -69,7 +69,9 @@ describe("live parts of a 2.x session", () => {
   });
 
   it("streams nothing of a step already under way when following began, rather than parts under wrong ids", () => {
-    const { live } = stream("write-turn", (events) => events.slice(events.findIndex((e) => e.type === "v2.event" && e.properties.type === "session.text.started")));
+    const { live } = stream("write-turn", (events) =>
+      events.slice(events.findIndex((e) => e.type === "v2.event" && e.properties.type === "session.text.started")),
+    );
     expect(live).toEqual([]);
   });
 
