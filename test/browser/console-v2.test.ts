@@ -16,6 +16,7 @@ import type { TestOpencode } from "../support/opencode.js";
 import { startOpencode2, type V2Message } from "../support/opencode2.js";
 import { text, toolCall } from "../support/scripted-model.js";
 import { launchBrowser, recordResponses, startConsoleCli, type ConsoleProcess, type Recorded } from "./support.js";
+import { COLOUR_QUESTION } from "../support/questions.js";
 
 const HTTP_TOKEN = "console-v2-test-http-token-4242424242";
 /** The agent's answer after the approval, streamed in four pieces a second and a half apart. */
@@ -182,14 +183,7 @@ describe("console on opencode 2.x (browser)", () => {
   });
 
   it("a question (a 2.x form) answered in the page: the task goes on to done with the choice the server recorded", async () => {
-    const question = {
-      question: "Which colour?",
-      header: "Colour",
-      options: [
-        { label: "red", description: "warm" },
-        { label: "blue", description: "cold" },
-      ],
-    };
+    const question = COLOUR_QUESTION;
     oc.model.queue(toolCall("question", { questions: [question] }), text("Blue it is."));
     const started = await mcp.call("oc_delegate", { task: "Ask me for a colour", title: "v2 question task" });
     expect(started.data.status).toBe("blocked");
