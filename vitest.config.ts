@@ -59,11 +59,11 @@ export default defineConfig({
       },
       {
         // The web console in a real headless Chromium (Debian's package, driven by playwright-core)
-        // against real opencode and the MCP server; one file, ~40 s.
+        // against real opencode (1.x, and 2.x in console-v2) and the MCP server.
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.ts"],
-          globalSetup: ["test/support/global-setup.ts"],
+          globalSetup: ["test/support/global-setup.ts", "test/support/global-setup-v2.ts"],
           testTimeout: 240_000,
           hookTimeout: 120_000,
           maxWorkers: 1,

@@ -3,11 +3,14 @@
 // catches a tool change without its docs.
 import { readFileSync, writeFileSync } from "node:fs";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { endQuietlyOnClosedPipe } from "../src/closed-pipe.js";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/config.js";
 import { CLIENT_INJECTED_ARGUMENTS } from "../src/mcp/client-arguments.js";
 import { INSTRUCTIONS } from "../src/mcp/server.js";
 import { listedTools } from "../src/mcp/listing/listed-tools.js";
 import { ALL_TOOLS } from "../src/mcp/tools/index.js";
+
+endQuietlyOnClosedPipe();
 
 const OUT = new URL("../docs/tools.md", import.meta.url);
 const README = new URL("../README.md", import.meta.url);

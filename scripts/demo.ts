@@ -3,6 +3,7 @@
 // Client the way Claude Code or Cursor would, printing every call and answer.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { keepRunningOnClosedPipe } from "../src/closed-pipe.js";
 import { startMcp, type McpSession } from "../test/support/mcp-client.js";
 import { startOpencode } from "../test/support/opencode.js";
 import { text, toolCall } from "../test/support/scripted-model.js";
@@ -16,6 +17,9 @@ async function show(mcp: McpSession, tool: string, args: Record<string, unknown>
   console.log(result.text.replace(/^/gm, "  "));
   return result;
 }
+
+// `npm run demo | head` still runs to its end, so the servers it started are stopped.
+keepRunningOnClosedPipe();
 
 console.log(bold("Starting opencode 1.18.33 (offline, scripted model) and the MCP server…"));
 const server = await startOpencode({ permission: { bash: "ask" } });

@@ -1,26 +1,13 @@
 // `opencode-conductor audit`: the audit trail for people, one line per entry, newest last.
 import { parseArgs } from "node:util";
 import { formatAuditEntry, readAudit } from "./core/governance/audit.js";
+import { AUDIT_TIME_FORMATS, auditTime } from "./core/governance/audit-time.js";
+import { UsageError } from "./core/errors.js";
 
 export const AUDIT_HELP = `Usage: opencode-conductor audit [--session ID] [--tool NAME] [--since TIME] [--until TIME] [--limit N] [--json]
 Prints the audit trail (OPENCODE_CONDUCTOR_AUDIT, default <state dir>/audit.jsonl).
-TIME is an ISO date or time (2026-11-29, 2026-11-29T18:00:00Z) or an age (30m, 2h, 7d: that long ago).
+TIME is ${AUDIT_TIME_FORMATS}.
 --json prints a JSON array of the entries ([] when none match).`;
-
-const AGE_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** Epoch ms of a --since/--until value, or an error that says what is accepted. */
-export function parseTime(flag: string, value: string, now = Date.now()): number | Error {
-  const age = /^(\d+)([smhd])$/.exec(value.trim());
-  if (age) return now - Number(age[1]) * AGE_MS[age[2]!]!;
-  // Date.parse also reads loose strings ("1", "March"); only ISO-looking values are taken as times.
-  const at = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim()) ? Date.parse(value.trim()) : NaN;
-  if (Number.isNaN(at)) {
-    const shown = value.length > 200 ? `${value.slice(0, 200)}…` : value;
-    return new Error(`${flag} "${shown}" is not a time: give an ISO date or time (2026-11-29, 2026-11-29T18:00:00Z) or an age (30m, 2h, 7d).`);
-  }
-  return at;
-}
 
 export async function auditCommand(argv: string[], auditPath: string | undefined): Promise<number> {
   let values;
@@ -54,12 +41,13 @@ export async function auditCommand(argv: string[], auditPath: string | undefined
   for (const flag of ["since", "until"] as const) {
     const value = values[flag];
     if (value === undefined) continue;
-    const at = parseTime(`--${flag}`, value);
-    if (at instanceof Error) {
-      process.stderr.write(`${at.message}\n`);
+    try {
+      times[flag] = auditTime(`--${flag}`, value);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      process.stderr.write(`${error.message}\n`);
       return 2;
     }
-    times[flag] = at;
   }
   const entries = await readAudit(auditPath, { sessionId: values.session, tool: values.tool, ...times, limit });
   if (values.json) {

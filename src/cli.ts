@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `opencode-conductor` command: an MCP server on stdio (default) or Streamable HTTP.
 import { parseArgs } from "node:util";
+import { endQuietlyOnClosedPipe, keepRunningOnClosedPipe } from "./closed-pipe.js";
 import { VERSION } from "./version.js";
 
 const HELP = `opencode-conductor ${VERSION}: hand coding work to opencode agents over MCP.
@@ -47,6 +48,7 @@ Environment:
   OPENCODE_CONDUCTOR_DEBUG=1              print how the opencode server was found or started to stderr`;
 
 async function main(): Promise<number> {
+  endQuietlyOnClosedPipe();
   if (process.argv[2] === "install" || process.argv[2] === "uninstall") {
     const verb = process.argv[2];
     const [{ ConfigError, loadConfig }, { installCommand }] = await Promise.all([import("./config.js"), import("./install-cli.js")]);
@@ -143,6 +145,7 @@ async function main(): Promise<number> {
     throw error;
   }
 
+  keepRunningOnClosedPipe(); // a client gone is seen on stdin; a closed log reader is no reason to stop
   const connection = createConnection(config);
   const newServer = () => createServer({ config, conductor: connection.conductor, connection, secrets: connection.secrets });
   let closeTransport: () => Promise<void>;

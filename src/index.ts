@@ -29,14 +29,13 @@ export { CATALOG_KINDS, type CatalogKind, type CatalogRows } from "./core/catalo
 export { InstanceManager } from "./core/instances/manager.js";
 export { type InstanceManagerOptions } from "./core/instances/types.js";
 export { InstanceLeases, type InstanceLease } from "./core/instances/leases.js";
-// The fleet (docs/scaling.md): types of queued work; FleetWorker runs tasks (`opencode-conductor worker`).
+// The types of queued work (Conductor's `queue` option, `repo` tasks, `taskQueue()`); TaskQueue and
+// FleetWorker themselves are in "opencode-conductor/fleet", so that this entry does not load BullMQ.
 export type { QueueSettings } from "./core/queue/settings.js";
 export type { QueuedSummary, TaskView, TaskState, RepoOutcome } from "./core/queue/outcome.js";
 export type { Attempt, AttemptOutcome } from "./core/queue/attempts.js";
 export type { RepoSource, QueuedDelegateOptions } from "./core/queue/spec.js";
-export { TaskQueue } from "./core/queue/client.js";
 export type { QueueStatus } from "./core/queue/status.js";
-export { FleetWorker, type FleetWorkerOptions } from "./core/queue/worker.js";
 
 export { createServer, INSTRUCTIONS } from "./mcp/server.js";
 export { loadConfig, type Config } from "./config.js";

@@ -9,6 +9,7 @@ import { Conductor } from "./core/conductor.js";
 import { TaskQueue } from "./core/queue/client.js";
 import { FleetWorker } from "./core/queue/worker.js";
 import { redacted } from "./core/queue/settings.js";
+import { keepRunningOnClosedPipe } from "./closed-pipe.js";
 
 export const WORKER_HELP = `Usage: opencode-conductor worker [--queue redis://HOST:PORT] [--concurrency N] [--workspace DIR]
          [--root DIR]... [--limit PROVIDER=N]... [--lock-s N] [--id NAME]
@@ -89,6 +90,7 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
   const workspace = resolve(values.workspace ?? "conductor-workspace");
   await mkdir(workspace, { recursive: true });
 
+  keepRunningOnClosedPipe(); // from here it owns an opencode and tasks: it stops on its signals only
   let spawned: SpawnedOpencode | undefined;
   let opencode = { url: config.opencodeUrl, password: config.opencodePassword, username: config.opencodeUsername };
   if (!opencode.url) {

@@ -1,10 +1,12 @@
 // Shared plumbing of the codegen scripts: exit codes and one-line error messages.
 // Exit 2 = bad usage or unreadable input, 1 = a check failed or something else broke.
+import { endQuietlyOnClosedPipe } from "../../src/closed-pipe.js";
 
 export class UsageError extends Error {}
 
-/** Runs a script's main; prints errors as one clear line instead of a stack trace. */
+/** Runs a script's main; prints errors as one clear line instead of a stack trace; a reader that closes early (`| head`) ends it quietly. */
 export function run(main: () => Promise<number | void>, usage: string): void {
+  endQuietlyOnClosedPipe();
   main().then(
     (code) => {
       process.exitCode = code ?? 0;

@@ -112,6 +112,12 @@ export function errorForResponse(status: number, body: unknown, context: ErrorCo
     );
   }
   const detail = message ? `: ${message}` : "";
+  if (status === 413 || status === 414 || status === 431) {
+    // The server refused the request's size before reading it: a value sent in the URL (an id, a
+    // search, a directory, which travels as a header) or the body is far longer than any real one.
+    const where = status === 413 ? "its body" : "its URL or headers (ids, searches and directories travel there)";
+    return new BadRequestError(`${what}: the request was too large for opencode (${where}). A value is far too long: shorten it.`, status, context, extra);
+  }
   if (status === 404) return new NotFoundError(`${what}${detail}`, status, context, extra);
   if (status === 400 || status === 422) return new BadRequestError(`${what}${detail}`, status, context, extra);
   if (status === 409) return new ConflictError(`${what}${detail}`, status, context, extra);

@@ -2,6 +2,7 @@
 // the core; the two writes (answer a request, stop an idle instance) act on opencode directly, so
 // an MCP call waiting on the request goes on by itself, and each is audited as the console's.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Engine } from "../core/engine/engine.js";
 import { type AuditLog, readAudit, type AuditEntry } from "../core/governance/audit.js";
 import { terminate, InstanceRegistry } from "../core/instances/registry.js";
 import { sessionDiff } from "../core/sessions/diff.js";
@@ -54,11 +55,12 @@ export function events(ctx: ApiContext, req: IncomingMessage, res: ServerRespons
     else if (change.type === "servers") send("servers", ctx.servers.list());
     else if (change.type === "audit") send("audit", {});
     else {
-      const part = change.part as Record<string, unknown>;
-      send("part", {
-        sessionId: change.sessionId,
-        ...(part.delta ? { delta: { partID: part.partID, messageID: part.messageID, field: part.field, delta: part.delta } } : { part: partView(part) }),
-      });
+      const { live } = change;
+      if ("delta" in live) send("part", { sessionId: live.sessionId, delta: live.delta });
+      else {
+        const part = partView(live.part as never, live.role);
+        if (part) send("part", { sessionId: live.sessionId, part });
+      }
     }
   });
   // Comments keep proxies and the browser from taking a quiet stream for a dead one.
@@ -77,7 +79,7 @@ export async function taskDetail(ctx: ApiContext, res: ServerResponse, id: strin
   if (!conductor) return ctx.json(res, 200, { task, transcript: [], diff: [], error: "its server is not followed" });
   try {
     const scope = await sessionScope(conductor, id);
-    const messages = await scope.client.call("session.messages", { path: { sessionID: id } });
+    const messages = await scope.engine.messages(id);
     const transcript: PartView[] = messages.flatMap((m) => m.parts.flatMap((p) => partView(p as never, m.info.role) ?? []));
     const diff = task.files.length > 0 ? (await sessionDiff(conductor, id).catch(() => ({ files: [] }))).files : [];
     ctx.json(res, 200, { task, transcript, diff });
@@ -166,13 +168,10 @@ export async function stopInstance(ctx: ApiContext, res: ServerResponse, pid: nu
   if (!row) return ctx.json(res, 404, { error: `no private instance with pid ${pid} in the registry` });
   const conductor = ctx.servers.conductor(row.url);
   const busy = conductor
-    ? await conductor.client
-        .withDirectory(row.directory)
-        .call("session.status")
-        .then(
-          (s) => Object.keys(s).length,
-          () => 0,
-        )
+    ? await runningCount(
+        conductor.engine.withDirectory(row.directory),
+        row.sessions.map((s) => s.id),
+      )
     : 0;
   if (busy > 0) return ctx.json(res, 409, { error: `the instance runs ${busy} session(s): interrupt them first` });
   await terminate(row.pid, 5_000);
@@ -186,4 +185,10 @@ export async function stopInstance(ctx: ApiContext, res: ServerResponse, pid: nu
     detail: { instance_pid: row.pid, url: row.url },
   });
   ctx.json(res, 200, { ok: true });
+}
+
+/** How many of the instance's sessions (by the registry) the server says are working; 0 when it does not answer. */
+async function runningCount(engine: Engine, sessionIds: string[]): Promise<number> {
+  const states = await Promise.all(sessionIds.map((id) => engine.runState(id).catch(() => ({ type: "idle" as const }))));
+  return states.filter((s) => s.type !== "idle").length;
 }

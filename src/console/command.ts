@@ -2,6 +2,7 @@
 // prints its URL (with the sign-in token) on stdout, one line, so a parent process can read it.
 import { spawn } from "node:child_process";
 import { parseArgs } from "node:util";
+import { keepRunningOnClosedPipe } from "../closed-pipe.js";
 import type { Config } from "../config.js";
 import { LOOPBACK } from "./auth.js";
 import { startConsole } from "./server.js";
@@ -42,6 +43,7 @@ export async function consoleCommand(argv: string[], config: Config): Promise<nu
   }
   const host = values.host ?? "127.0.0.1";
   let running;
+  keepRunningOnClosedPipe(); // the parent that reads the URL line may close the pipe after it
   try {
     running = await startConsole({ config, host, port, token: values.token });
   } catch (error) {

@@ -1,10 +1,15 @@
 // The opencode servers the console follows: every server a task record names, and every private
 // instance of the registry. Each gets a Conductor (the same core the MCP server uses, so a status
-// here is the status a tool would give) and one `/global/event` stream for live state. Passwords
-// come from the instance registry or the console's own environment and stay in this process.
+// here is the status a tool would give) and its engine's event stream for live state, whichever
+// major the server is (1.x `/global/event`, 2.x `/api/event`): the events are read through the
+// engine-neutral translations of core/engine (server-events.ts, live-parts.ts). Passwords come from
+// the instance registry or the console's own environment and stay in this process.
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
-import { permissionFrom, questionFrom, listPending } from "../core/policy/approvals.js";
+import type { EngineKind } from "../core/engine/engine.js";
+import type { HubEvent } from "../core/engine/events.js";
+import { LiveParts } from "../core/engine/live-parts.js";
+import { activityOf, requestChangeOf } from "../core/engine/server-events.js";
 import type { InstanceRow } from "../core/instances/registry.js";
 import type { Store } from "./store.js";
 
@@ -12,6 +17,8 @@ export interface ServerView {
   url: string;
   healthy: boolean;
   version?: string;
+  /** The API the server speaks: `v1` (opencode 1.x) or `v2` (2.x). */
+  engine?: EngineKind;
   error?: string;
   /** Sessions of the console's tasks on this server. */
   tasks: number;
@@ -31,6 +38,7 @@ interface Followed {
   conductor: Conductor;
   view: ServerView;
   stop: AbortController;
+  parts: LiveParts;
 }
 
 export class Servers {
@@ -91,7 +99,7 @@ export class Servers {
     const row = this.instances.find((r) => r.url === url);
     const password = row?.password ?? this.config.opencodePassword;
     const conductor = new Conductor({ url, ...(password ? { password, username: row ? undefined : this.config.opencodeUsername } : {}) });
-    const followed: Followed = { conductor, view: { url, healthy: false, tasks: 0 }, stop: new AbortController() };
+    const followed: Followed = { conductor, view: { url, healthy: false, tasks: 0 }, stop: new AbortController(), parts: new LiveParts() };
     this.followed.set(url, followed);
     void this.run(followed);
   }
@@ -108,13 +116,13 @@ export class Servers {
     const { signal } = f.stop;
     while (!signal.aborted) {
       try {
-        const health = await f.conductor.client.call("global.health", {});
-        f.view = { ...f.view, healthy: health.healthy, version: health.version, error: undefined };
-        this.onChange();
-        for await (const event of f.conductor.client.events({ signal, giveUpAfterMs: 30_000 })) {
-          if (event.type === "server.connected" || event.type === "conductor.reconnected") void this.resync(f);
-          else if (event.type === "conductor.disconnected") this.down(f, event.properties.message);
-          else this.apply(f, event as { type: string; properties: Record<string, unknown>; directory?: string });
+        await this.checkHealth(f);
+        for await (const event of f.conductor.engine.events({ signal })) {
+          if (event.type === "server.connected" || event.type === "conductor.reconnected") {
+            if (event.type === "conductor.reconnected") void this.checkHealth(f).catch(() => undefined);
+            void this.resync(f);
+          } else if (event.type === "conductor.disconnected") this.down(f, event.properties.message);
+          else this.apply(f, event);
         }
       } catch (error) {
         if (signal.aborted) return;
@@ -123,6 +131,13 @@ export class Servers {
       // Unreachable for now: try again a little later (the stream has its own quick reconnects).
       await new Promise((resolve) => setTimeout(resolve, 5_000).unref());
     }
+  }
+
+  /** What the server says it is: healthy, its version, the API it speaks. */
+  private async checkHealth(f: Followed): Promise<void> {
+    const [health, info] = await Promise.all([f.conductor.engine.health(), f.conductor.engine.info()]);
+    f.view = { ...f.view, healthy: health.healthy, version: health.version, engine: info.kind, error: undefined };
+    this.onChange();
   }
 
   private down(f: Followed, message: string): void {
@@ -136,8 +151,8 @@ export class Servers {
     const directories = new Set([undefined, ...tasks.map((t) => t.directory)]);
     const pending = await Promise.all(
       [...directories].map(async (d) => {
-        const client = d === undefined ? f.conductor.client : f.conductor.client.withDirectory(d);
-        return (await listPending(client).catch(() => [])).map((r) => ({ ...r, server: f.view.url, directory: d, asked_at: Date.now() }));
+        const engine = f.conductor.engine.withDirectory(d);
+        return (await engine.listPending().catch(() => [])).map((r) => ({ ...r, server: f.view.url, directory: d, asked_at: Date.now() }));
       }),
     );
     this.store.resetPending(f.view.url, [...new Map(pending.flat().map((r) => [r.id, r])).values()]);
@@ -166,36 +181,21 @@ export class Servers {
     }
   }
 
-  private apply(f: Followed, event: { type: string; properties: Record<string, unknown>; directory?: string }): void {
-    const p = event.properties;
-    switch (event.type) {
-      case "session.status": {
-        const status = p.status as { type: string; attempt?: number; message?: string };
-        this.store.live(p.sessionID as string, status);
-        // An idle task whose caller has not answered (or is gone): read what opencode recorded.
-        if (status.type === "idle" && this.store.tasks.get(p.sessionID as string)?.status_from !== "tool") void this.refresh(p.sessionID as string);
-        return;
-      }
-      case "permission.asked":
-        this.store.asked({ ...permissionFrom(p as never), server: f.view.url, directory: event.directory, asked_at: Date.now() });
-        return;
-      case "question.asked":
-        this.store.asked({ ...questionFrom(p as never), server: f.view.url, directory: event.directory, asked_at: Date.now() });
-        return;
-      case "permission.replied":
-      case "question.replied":
-      case "question.rejected":
-        this.store.replied(p.requestID as string);
-        return;
-      case "message.part.updated": {
-        const part = p.part as { sessionID: string };
-        if (this.store.tasks.has(part.sessionID)) this.store.emit({ type: "part", sessionId: part.sessionID, part });
-        return;
-      }
-      case "message.part.delta": {
-        if (this.store.tasks.has(p.sessionID as string)) this.store.emit({ type: "part", sessionId: p.sessionID as string, part: { delta: true, ...p } });
-        return;
-      }
+  private apply(f: Followed, event: HubEvent): void {
+    const activity = activityOf(event);
+    if (activity) {
+      // 1.x says busy, retry or idle; a 2.x run that ended says nothing of what comes next: result() reads it.
+      if (activity.state === "retry") this.store.live(activity.sessionId, { type: "retry", attempt: activity.attempt, message: activity.message });
+      else if (activity.state !== "ended") this.store.live(activity.sessionId, { type: activity.state });
+      // A run that ended whose caller has not answered (or is gone): read what opencode recorded.
+      const ended = activity.state === "idle" || activity.state === "ended";
+      if (ended && this.store.tasks.get(activity.sessionId)?.status_from !== "tool") void this.refresh(activity.sessionId);
     }
+    const request = requestChangeOf(event);
+    if (request?.kind === "asked") {
+      const directory = "directory" in event ? event.directory : undefined;
+      this.store.asked({ ...request.request, server: f.view.url, directory, asked_at: Date.now() });
+    } else if (request?.kind === "answered") this.store.replied(request.id);
+    for (const live of f.parts.translate(event, (id) => this.store.tasks.has(id))) this.store.emit({ type: "part", live });
   }
 }

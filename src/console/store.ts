@@ -1,6 +1,7 @@
 // What the console knows about tasks, pending requests and servers, built from the state dir's task
 // records and the live events of each opencode server. Every change is announced to listeners (the
 // browser streams), as the changed row, never as a full reload.
+import type { LivePart } from "../core/engine/live-parts.js";
 import type { PendingRequest } from "../core/policy/approvals.js";
 import type { TaskRecord, TaskStart } from "../core/governance/task-records.js";
 
@@ -43,11 +44,7 @@ export interface TaskView extends Pick<
 export type PendingView = PendingRequest & { server: string; directory?: string; asked_at: number };
 
 export type Change =
-  | { type: "task"; task: TaskView }
-  | { type: "pending"; pending: PendingView[] }
-  | { type: "servers" }
-  | { type: "audit" }
-  | { type: "part"; sessionId: string; part: unknown };
+  { type: "task"; task: TaskView } | { type: "pending"; pending: PendingView[] } | { type: "servers" } | { type: "audit" } | { type: "part"; live: LivePart };
 
 export class Store {
   readonly tasks = new Map<string, TaskView>();

@@ -20,7 +20,7 @@ import { permissionRules } from "./policy/permissions.js";
 import { sessionsApi, type SessionsApi } from "./sessions/api.js";
 import { interrupt, result, send, wait, type SendOptions } from "./control.js";
 import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.js";
-import { UsageError } from "./errors.js";
+import { UnknownRequestError, UsageError } from "./errors.js";
 import { EventHub } from "./event-hub.js";
 import { parallel, waitAll, type ParallelOptions, type ParallelTask, type WaitAllOptions } from "./parallel.js";
 import { sessionScope } from "./sessions/scope.js";
@@ -240,7 +240,7 @@ export class Conductor implements CoreContext {
       return await ("requestId" in answer ? engine.answerPermission(answer) : engine.answerQuestion(answer));
     } catch (error) {
       if (!(error instanceof NotFoundError) || answer.sessionId || directory !== undefined) throw error;
-      throw new UsageError(`${error.message}. It may be answered already, or belong to a session in another project directory: pass its sessionId.`);
+      throw new UnknownRequestError(error.message);
     }
   }
 

@@ -4,7 +4,7 @@
  * Where a caller looks next to fix an input: the library and the MCP layer each name their own way
  * there (a method, a tool), so core messages never name an MCP tool.
  */
-export type NextStep = "models" | "sessions" | "result" | "operations" | "answer" | "status";
+export type NextStep = "models" | "sessions" | "result" | "operations" | "answer" | "pending" | "status";
 
 /** Invalid input: the message says what was wrong and what to do instead. */
 export class UsageError extends Error {
@@ -14,6 +14,14 @@ export class UsageError extends Error {
     readonly next?: NextStep,
   ) {
     super(message);
+  }
+}
+
+/** A permission or question id opencode does not know in the directory asked: `notFound` is opencode's message. */
+export class UnknownRequestError extends UsageError {
+  override name = "UnknownRequestError";
+  constructor(readonly notFound: string) {
+    super(`${notFound}. It may be answered already, or belong to a session in another project directory: pass its sessionId.`);
   }
 }
 

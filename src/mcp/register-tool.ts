@@ -15,6 +15,7 @@ import type { RequestLog } from "../core/governance/request-ids.js";
 import type { TaskRecords } from "../core/governance/task-records.js";
 import { auditEntry, isAudited } from "./audit-entry.js";
 import { acceptedArguments } from "./client-arguments.js";
+import { inToolTerms } from "./field-names.js";
 import { withRefusals } from "./refusals.js";
 import type { ToolContext, ToolDef } from "./tool-def.js";
 
@@ -137,11 +138,12 @@ const NEXT_TOOL: Record<NextStep, string> = {
   result: "oc_result",
   operations: "oc_api_ops",
   answer: "oc_answer",
+  pending: "oc_pending",
   status: "oc_status",
 };
 
 function describeError(error: unknown, tool: string): string {
-  if (error instanceof UsageError) return `Invalid input to ${tool}: ${error.message}${error.next ? ` Next: ${NEXT_TOOL[error.next]}.` : ""}`;
+  if (error instanceof UsageError) return `Invalid input to ${tool}: ${inToolTerms(error.message)}${error.next ? ` Next: ${NEXT_TOOL[error.next]}.` : ""}`;
   if (error instanceof OpencodeError) return `opencode error (${error.name}): ${error.message}`;
   if (error instanceof Error) return `${tool} failed: ${error.message}`;
   return `${tool} failed: ${String(error)}`;

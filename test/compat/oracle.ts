@@ -16,6 +16,11 @@ export interface Oracle {
   firstUserMessageId(sessionId: string): Promise<string>;
   /** opencode's record of the session (its id), or an error when it has none. */
   sessionId(sessionId: string): Promise<string>;
+  /**
+   * The files opencode recorded as changed by the turn of a user message, sorted, with line counts
+   * where it records them (1.x: `session.diff?messageID=`; 2.x: each step's `snapshot.files`, no counts).
+   */
+  turnFiles(sessionId: string, userMessageId: string): Promise<Array<{ file: string; additions?: number }>>;
   /** The message a staged revert goes back to, when there is one. */
   revertedTo(sessionId: string): Promise<string | undefined>;
   /** The name of the shell tool as the model and the conductor's tool list see it. */
@@ -41,6 +46,10 @@ function v1Oracle(server: TestOpencode): Oracle {
       return (await messages(sessionId)).find((m) => m.info.role === "user")!.info.id;
     },
     sessionId: async (sessionId) => (await client.call("session.get", { path: { sessionID: sessionId } })).id,
+    async turnFiles(sessionId, userMessageId) {
+      const diff = await client.call("session.diff", { path: { sessionID: sessionId }, query: { messageID: userMessageId } });
+      return diff.flatMap((d) => (d.file ? [{ file: d.file, additions: d.additions }] : [])).sort((a, b) => a.file.localeCompare(b.file));
+    },
     revertedTo: async (sessionId) => (await client.call("session.get", { path: { sessionID: sessionId } })).revert?.messageID,
     shellTool: "bash",
     writeFile: (file, content) => toolCall("write", { filePath: file, content }),
@@ -52,6 +61,7 @@ interface V2Message {
   id: string;
   type: string;
   content?: Array<{ type: string; text?: string }>;
+  snapshot?: { files?: string[] };
 }
 
 async function v2Oracle(server: TestOpencode): Promise<Oracle> {
@@ -70,6 +80,13 @@ async function v2Oracle(server: TestOpencode): Promise<Oracle> {
       return (await messages(sessionId)).find((m) => m.type === "user")!.id;
     },
     sessionId: async (sessionId) => (await session(sessionId)).id,
+    async turnFiles(sessionId, userMessageId) {
+      const all = await messages(sessionId);
+      const after = all.slice(all.findIndex((m) => m.id === userMessageId) + 1);
+      const end = after.findIndex((m) => m.type === "user");
+      const steps = (end < 0 ? after : after.slice(0, end)).filter((m) => m.type === "assistant");
+      return [...new Set(steps.flatMap((m) => m.snapshot?.files ?? []))].sort().map((file) => ({ file }));
+    },
     revertedTo: async (sessionId) => (await session(sessionId)).revert?.messageID,
     shellTool: "shell",
     writeFile: (file, content) => toolCall("write", { path: file, content }),

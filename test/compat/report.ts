@@ -56,12 +56,16 @@ export function featureResults(
   return { features, results };
 }
 
-/** What a release's spec lacks, adds and changes relative to the pinned one. */
-export function specSummary(pinned: OpenApiDocument, bytes: Buffer): NonNullable<VersionRecord["spec"]> {
+/**
+ * What a release's spec lacks, adds and changes relative to the pinned one. A 2.x release is
+ * measured against the 2.x pin (`against`: its version, and `v2.` dropped from the pre-release's ids).
+ */
+export function specSummary(pinned: OpenApiDocument, bytes: Buffer, against?: { version: string; ignorePrefix: string }): NonNullable<VersionRecord["spec"]> {
   const theirs = JSON.parse(bytes.toString("utf8")) as OpenApiDocument;
-  const diff = diffSpecs(pinned, theirs);
+  const diff = diffSpecs(pinned, theirs, against ? { ignorePrefix: against.ignorePrefix } : {});
   return {
     sha256: sha256(bytes),
+    ...(against ? { pinned: against.version } : {}),
     operations: listOperations(theirs).length,
     missing: diff.removed.map((o) => o.id),
     extra: diff.added.map((o) => o.id),
@@ -104,8 +108,9 @@ export function renderMarkdown(d: CompatibilityData): string {
   ];
   for (const f of d.features) out.push(`| ${f} | ${versions.map((v) => cell(d.versions[v]!.results[f])).join(" | ")} |`);
   const spec = (v: string) => d.versions[v]?.spec ?? null;
+  const pins = [...new Set(versions.map((v) => spec(v)?.pinned).filter((p): p is string => !!p))];
   out.push(
-    `| operations (pin has ${spec(d.pinned)?.operations ?? "?"}) | ${versions.map((v) => (spec(v) ? `${spec(v)!.operations}: −${spec(v)!.missing.length} +${spec(v)!.extra.length}, ${spec(v)!.changed.length} changed` : "–")).join(" | ")} |`,
+    `| operations (pin has ${spec(d.pinned)?.operations ?? "?"}${pins.map((p) => `; 2.x vs the 2.x pin ${p}`).join("")}) | ${versions.map((v) => (spec(v) ? `${spec(v)!.operations}: −${spec(v)!.missing.length} +${spec(v)!.extra.length}, ${spec(v)!.changed.length} changed` : "–")).join(" | ")} |`,
   );
   out.push(`| run time | ${versions.map((v) => `${d.versions[v]!.seconds} s`).join(" | ")} |`);
   out.push("", "Run time is the wall time of the version's vitest run (install excluded, server start to stop) on the 2-core CI machine.");
@@ -119,9 +124,9 @@ export function renderMarkdown(d: CompatibilityData): string {
   for (const v of versions) {
     const s = spec(v);
     if (!s || v === d.pinned) continue;
-    if (isMajor2(d, v)) {
+    if (isMajor2(d, v) && s.pinned) {
       out.push(
-        `- **${v}** (${d.versions[v]!.reported}, ${s.operations} operations, sha256 \`${s.sha256.slice(0, 12)}…\`): the v2 API only, so ${s.missing.length} of the pinned 1.x operations are absent and its ${s.extra.length} own ones are new; its differences from the released 2.0.26 are in docs/opencode-2x-behaviour.md (\`npm run spec:diff -- spec/v2-b622626/openapi.json spec/v2/openapi.json --ignore-prefix v2.\`).`,
+        `- **${v}** (${d.versions[v]!.reported}, ${s.operations} operations, sha256 \`${s.sha256.slice(0, 12)}…\`), against the 2.x pin ${s.pinned} (\`spec/v2/\`; the pre-release's \`v2.\` id prefix dropped, as oc_status does): lacks ${ids(s.missing)}; adds ${ids(s.extra)}; ${s.changed.length} operations differ in request or response (\`npm run spec:diff -- spec/v2/openapi.json spec/v2-b622626/openapi.json --ignore-prefix v2.\`; the route differences the v2 engine handles are in docs/opencode-2x-behaviour.md).`,
       );
       continue;
     }
@@ -145,9 +150,10 @@ function twoX(d: CompatibilityData): string[] {
   return [
     `${columns.map((v) => `The \`${v}\` column is opencode ${d.versions[v]!.reported}`).join("; ")}: the runnable opencode 2.x (built from`,
     "`test/fixtures/opencode-2x/`, or the binary `OPENCODE2_BIN` names), which speaks only the v2 API. Its",
-    "rows run through the same MCP tools; a row that fails there is a feature the conductor does not",
-    "do on 2.x yet (the reason is the conductor's answer). `npm run test:compat -- 2.x` re-runs that",
-    "column alone. The supported range counts 1.x releases only.",
+    "rows run through the same MCP tools and the v2 engine; `n/a` there is the conductor's clear answer",
+    "that this 2.x release cannot do it (its wording asserted), a failure a feature the conductor does",
+    "not do on 2.x yet. Its spec is measured against the 2.x pin (`spec/v2/`), as `oc_status` measures it.",
+    "`npm run test:compat -- 2.x` re-runs that column alone. The supported range counts 1.x releases only.",
     "",
   ];
 }

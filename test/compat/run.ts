@@ -6,7 +6,9 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { specInfo as v2SpecInfo } from "../../generated/v2/operations.js";
 import type { CompatibilityData } from "../../src/core/server/compatibility.js";
+import { V2_PIN_PREFIX } from "../../src/core/server/spec.js";
 import { opencodeRelease } from "../support/opencode-release.js";
 import { featureResults, loadPinnedSpec, merge, renderMarkdown, specSummary, type VitestJson } from "./report.js";
 import { renderDocs } from "./render.js";
@@ -52,6 +54,7 @@ async function main(): Promise<number> {
   console.log(`compat: ${versions.join(", ")}`);
   execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" }); // the MCP server under test
   const pinned = loadPinnedSpec(join(ROOT, "spec", "openapi.json"));
+  const pinnedV2 = loadPinnedSpec(join(ROOT, "spec", "v2", "openapi.json"));
   let data = JSON.parse(readFileSync(DATA, "utf8")) as CompatibilityData;
   data.pinned = PINNED;
   const out = mkdtempSync(join(tmpdir(), "occ-compat-"));
@@ -75,13 +78,20 @@ async function main(): Promise<number> {
       const { features, results } = featureResults(JSON.parse(readFileSync(reportFile, "utf8")) as VitestJson, name, refusals);
       const specFile = join(out, `${name}.openapi.json`);
       const versionFile = join(out, `${name}.version`);
+      const reported = existsSync(versionFile) ? readFileSync(versionFile, "utf8") : "unknown";
+      // A 2.x server is measured against the 2.x pin, as oc_status measures it (src/core/server/spec.ts).
+      const major2 = reported.startsWith("2.");
       const record = {
-        reported: existsSync(versionFile) ? readFileSync(versionFile, "utf8") : "unknown",
+        reported,
         ranAt: new Date().toISOString(),
         seconds,
         node: process.version,
         results,
-        spec: existsSync(specFile) ? specSummary(pinned, readFileSync(specFile)) : null,
+        spec: !existsSync(specFile)
+          ? null
+          : major2
+            ? specSummary(pinnedV2, readFileSync(specFile), { version: v2SpecInfo.opencodeVersion, ignorePrefix: V2_PIN_PREFIX })
+            : specSummary(pinned, readFileSync(specFile)),
       };
       if (Object.values(results).some((r) => !r.ok)) failures += 1;
       data = merge(data, name, record, features);

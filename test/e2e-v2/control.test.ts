@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hang, text, toolCall } from "../support/scripted-model.js";
 import { startV2Fixture, type V2Fixture } from "../support/opencode2.js";
 import { isOutcome } from "../support/v2-events.js";
+import { COLOUR_QUESTION } from "../support/questions.js";
 
 let v2: V2Fixture;
 beforeAll(async () => {
@@ -99,14 +100,7 @@ describe("a permission", () => {
 describe("a question", () => {
   it("is a form on 2.x (form.created, metadata.kind question); form.reply with {answer: {q0}} resumes the turn", async () => {
     const id = await v2.newSession("question");
-    const question = {
-      question: "Which colour?",
-      header: "Colour",
-      options: [
-        { label: "red", description: "warm" },
-        { label: "blue", description: "cold" },
-      ],
-    };
+    const question = COLOUR_QUESTION;
     v2.server.model.forSession(id).queue(toolCall("question", { questions: [question] }), text("blue it is"));
     const from = v2.log.events.length;
     await prompt(id, { text: "ask me" });

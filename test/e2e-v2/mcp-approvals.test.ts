@@ -10,6 +10,7 @@ import type { McpSession } from "../support/mcp-client.js";
 import { startMcpOnV2, type McpOnV2 } from "../support/mcp-v2.js";
 import type { TestOpencode } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
+import { COLOUR_QUESTION } from "../support/questions.js";
 
 let server: TestOpencode;
 let mcp: McpSession;
@@ -75,14 +76,7 @@ describe("a permission on opencode 2.x", () => {
 
 describe("a question on opencode 2.x", () => {
   it("is a form: shown as a question, answered with labels through oc_answer, the turn goes on to done", async () => {
-    const question = {
-      question: "Which colour?",
-      header: "Colour",
-      options: [
-        { label: "red", description: "warm" },
-        { label: "blue", description: "cold" },
-      ],
-    };
+    const question = COLOUR_QUESTION;
     server.model.queue(toolCall("question", { questions: [question] }), text("blue it is"));
     const r = await mcp.call("oc_delegate", { task: "ask me", title: "v2 question" });
     expect(r.data.status).toBe("blocked");

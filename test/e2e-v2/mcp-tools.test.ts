@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { specInfo as v2SpecInfo } from "../../generated/v2/operations.js";
 import type { OpencodeV2Client } from "../../src/client/v2/index.js";
 import type { McpSession } from "../support/mcp-client.js";
 import { startMcpOnV2, type McpOnV2 } from "../support/mcp-v2.js";
@@ -19,7 +20,9 @@ let recorded: McpOnV2["recorded"];
 let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  ({ server, mcp, v2, recorded, stop } = await startMcpOnV2({ gitInit: true }, {}));
+  // A disabled MCP server, so oc_catalog mcp has a row to read back (nothing is started).
+  const config = { mcp: { probe: { type: "local", command: ["true"], enabled: false } } };
+  ({ server, mcp, v2, recorded, stop } = await startMcpOnV2({ gitInit: true, config }, {}));
 });
 // A test that failed must not leave its script to the next one.
 beforeEach(() => server.model.clear());
@@ -39,6 +42,9 @@ describe("oc_status on opencode 2.x", () => {
     expect(r.data).toMatchObject({ engine: "v2", version: v2.identity.version, healthy: true });
     expect(r.text).toContain("(engine v2)");
     expect(r.text).toContain("v2 API");
+    // Its spec against the vendored 2.x one (spec/v2/), not the 1.x pin.
+    expect(r.data.compatibility).toMatchObject({ spec: { pinned: v2SpecInfo.opencodeVersion, same_as_pinned: false } });
+    expect(r.text).toContain(`Its spec vs the pinned ${v2SpecInfo.opencodeVersion}:`);
   });
 });
 
@@ -184,7 +190,7 @@ describe("sessions, models, catalog and the API on opencode 2.x", () => {
     expect(archive.text).toContain("cannot archive a session");
   });
 
-  it("oc_models lists the 2.x models without their settings (no apiKey); oc_catalog lists agents", async () => {
+  it("oc_models lists the 2.x models without their settings (no apiKey); oc_catalog lists agents, config (redacted), mcp, projects", async () => {
     const models = await mcp.call("oc_models", {});
     expect(models.isError, models.text).toBe(false);
     expect(models.text).toContain("fake/scripted");
@@ -196,6 +202,28 @@ describe("sessions, models, catalog and the API on opencode 2.x", () => {
     const lsp = await mcp.call("oc_catalog", { kind: "lsp" });
     expect(lsp.isError).toBe(true);
     expect(lsp.text).toContain("cannot list its lsp");
+    // The config: the server's own sources, read back from it, with every secret redacted.
+    const config = await mcp.call("oc_catalog", { kind: "config" });
+    expect(config.isError, config.text).toBe(false);
+    const sources = (
+      config.data.items as { sources: Array<{ type: string; path: string; info?: { providers?: Record<string, { settings?: Record<string, unknown> }> } }> }
+    ).sources;
+    const stored = (await v2.request("config.get", {})) as Array<{ type: string; path: string }>;
+    expect(sources.map((e) => [e.type, e.path])).toEqual(stored.map((e) => [e.type, e.path]));
+    expect(sources[0]!.info?.providers?.fake?.settings).toEqual({ baseURL: server.model.baseURL, apiKey: "[redacted]", chunkTimeout: 2000 });
+    expect(config.text).not.toContain('"apiKey": "none"');
+    // MCP servers and projects, as the server lists them.
+    const mcpServers = await mcp.call("oc_catalog", { kind: "mcp" });
+    expect(mcpServers.isError, mcpServers.text).toBe(false);
+    expect(mcpServers.data.items).toEqual([{ name: "probe", status: "disabled" }]);
+    expect(((await v2.request("mcp.list", {})) as { data: unknown[] }).data).toEqual([{ name: "probe", status: { status: "disabled" } }]);
+    const projects = await mcp.call("oc_catalog", { kind: "projects" });
+    expect(projects.isError, projects.text).toBe(false);
+    const storedProjects = (await v2.request("project.list", {})) as Array<{ id: string; canonical: string; time: { created: number } }>;
+    expect(projects.data.items).toEqual(
+      storedProjects.map((p) => expect.objectContaining({ id: p.id, worktree: p.canonical, vcs: "git", created: new Date(p.time.created).toISOString() })),
+    );
+    expect(storedProjects.map((p) => p.canonical)).toContain(server.directory);
   });
 
   it("oc_api_ops lists the server's v2 operations and oc_api calls one", async () => {

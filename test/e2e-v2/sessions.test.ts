@@ -168,4 +168,19 @@ describe("rename, compact, models", () => {
     expect(catalog.data.length).toBeGreaterThan(0);
     expect(catalog.data[0]).toHaveProperty("methods");
   });
+
+  it("the config is a bare list of its sources, in load order, the provider's apiKey as configured", async () => {
+    const entries = (await v2.client.request("config.get", {})) as Array<{ type: string; path: string; info?: Record<string, unknown> }>;
+    expect(Array.isArray(entries)).toBe(true);
+    const file = join(v2.server.home, ".config", "opencode", "opencode.json");
+    expect(entries.map((e) => [e.type, e.path])).toEqual([
+      ["document", file],
+      ["directory", join(v2.server.home, ".config", "opencode")],
+    ]);
+    // The 1.x config file as 2.x reads it: `provider.*.options` is `providers.*.settings`, `permission` is `permissions`.
+    expect(entries[0]!.info).toMatchObject({
+      providers: { fake: { settings: { baseURL: v2.server.model.baseURL, apiKey: "none" } } },
+      model: { providerID: "fake", model: "scripted" },
+    });
+  });
 });

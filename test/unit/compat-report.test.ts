@@ -1,5 +1,6 @@
 // The compatibility data's rules (supported range, verdicts, "oldest tested release that has it")
 // and the runner's reading of vitest's JSON report, on small hand-made data sets.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   compareVersions,
@@ -60,9 +61,34 @@ describe("compatibility data", () => {
     expect(firstTestedWith("session.list", data)).toBe("1.3.2");
     expect(firstTestedWith("x", { ...data, versions: {} })).toBeUndefined();
   });
+
+  // The 2.x column is measured against the 2.x pin (spec/v2/): it says nothing of 1.x operations.
+  const with2x: CompatibilityData = {
+    ...data,
+    versions: {
+      ...data.versions,
+      "2.x": { ...record({ "delegate: text": { ok: true }, "oc_api: v2 operations": { ok: true } }), reported: "2.0.0-src.b622626" },
+    },
+  };
+  with2x.versions["2.x"]!.spec!.pinned = "2.0.26";
+
+  it("a 2.x column: its verdict by the version it reported; it never counts as the first 1.x release with an operation", () => {
+    expect(rangeVerdict("2.0.0-src.b622626", with2x)).toBe("tested: every feature works");
+    expect(rangeVerdict("2.0.26", with2x)).toBe(
+      "an untested opencode 2.x release (the matrix tested 2.x on 2.0.0-src.b622626); the tested range counts 1.x releases only",
+    );
+    expect(supportedRange(with2x)).toEqual({ oldest: "1.14.48", newest: "1.18.33" });
+    expect(firstTestedWith("app.skills", with2x)).toBe("1.14.48");
+    expect(firstTestedWith("only.in.the.2x.pin", { ...with2x, versions: { "2.x": with2x.versions["2.x"]! } })).toBeUndefined();
+  });
 });
 
 describe("the runner's report", () => {
+  it("docs/compatibility.md is what spec/compatibility.json and docs/compatibility-majors.md render to (else `npm run test:compat -- --render`)", () => {
+    const recorded = JSON.parse(readFileSync("spec/compatibility.json", "utf8")) as CompatibilityData;
+    expect(readFileSync("docs/compatibility.md", "utf8") === renderMarkdown(recorded)).toBe(true);
+  });
+
   it("keeps the first line of a failure, without colours, at most 200 characters", () => {
     expect(failureReason(["\x1b[31mAssertionError: expected 1 to be 2\x1b[39m\n   at x"])).toBe("expected 1 to be 2");
     expect(failureReason([`Error: ${"y".repeat(500)}`])).toHaveLength(200);

@@ -62,6 +62,9 @@ export const V2_ROUTES = {
   "agent.list": { ids: ["agent.list", "v2.agent.list"], purpose: "list agents" },
   "command.list": { ids: ["command.list", "v2.command.list"], purpose: "list commands" },
   "skill.list": { ids: ["skill.list", "v2.skill.list"], purpose: "list skills" },
+  "config.get": { ids: ["config.get", "v2.config.get"], optional: true, purpose: "read its config" },
+  "mcp.list": { ids: ["mcp.list", "v2.mcp.list"], optional: true, purpose: "list its MCP servers" },
+  "project.list": { ids: ["project.list", "v2.project.list"], optional: true, purpose: "list its projects" },
   "event.subscribe": { ids: ["event.subscribe", "v2.event.subscribe"], purpose: "follow the server's events" },
 } as const satisfies Record<string, RouteCandidates>;
 

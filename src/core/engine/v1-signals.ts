@@ -2,11 +2,11 @@
 // §5): evidence for the turn machine (turns/v1-events.ts), progress, the permission requests and
 // questions that block it, sub-agent sessions, and the messages themselves (1.x streams whole
 // messages, so a turn we prompted can be summarised without reading the session again).
-import { permissionFrom, questionFrom } from "../policy/approvals.js";
 import { FILE_TOOLS, filePathOf } from "../turns/files.js";
 import type { V1TurnEvents } from "../turns/v1-events.js";
 import type { SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "./engine.js";
 import type { HubEvent } from "./events.js";
+import { commonSignals } from "./server-events.js";
 
 export class V1Signals implements SessionTranslator {
   private readonly toolStatus = new Map<string, string>();
@@ -14,8 +14,9 @@ export class V1Signals implements SessionTranslator {
   constructor(private readonly turn: V1TurnEvents) {}
 
   translate(event: HubEvent, followed: ReadonlySet<string>): WatchSignal[] {
-    const out: WatchSignal[] = [];
     const sessionId = this.turn.sessionId;
+    // Busy, retry and the permission requests and questions read the same on both majors.
+    const out: WatchSignal[] = commonSignals(event, sessionId, followed);
     switch (event.type) {
       case "session.created":
       case "session.updated": {
@@ -23,22 +24,6 @@ export class V1Signals implements SessionTranslator {
         if (info.parentID && followed.has(info.parentID)) out.push({ kind: "child", parentId: info.parentID, sessionId: info.id });
         break;
       }
-      case "session.status": {
-        const { sessionID, status } = event.properties;
-        if (sessionID !== sessionId || status.type === "idle") break;
-        out.push(status.type === "busy" ? { kind: "busy" } : { kind: "retry", attempt: status.attempt, message: status.message, next: status.next });
-        break;
-      }
-      case "permission.asked":
-      case "question.asked":
-        if (followed.has(event.properties.sessionID))
-          out.push({ kind: "request", request: event.type === "permission.asked" ? permissionFrom(event.properties) : questionFrom(event.properties) });
-        break;
-      case "permission.replied":
-      case "question.replied":
-      case "question.rejected":
-        out.push({ kind: "request-answered", id: event.properties.requestID });
-        break;
       case "message.updated":
         if (event.properties.sessionID === sessionId) out.push({ kind: "seen-message", info: event.properties.info });
         break;

@@ -1,9 +1,10 @@
 // The v1 engine: opencode 1.x through its v1 API (docs/opencode-behaviour.md). A thin wrapper: the
 // core's data shapes are 1.x's own, so most methods pass opencode's objects on. Status and pending
 // requests are kept per directory instance (§9): `withDirectory` binds the engine to a project.
+// Beside it: v1-session.ts (a 1.x session in the core's shape), v1-history.ts (a page of older
+// messages), v1-catalog.ts (catalog rows), v1-signals.ts (events read for a turn).
 import { pathToFileURL } from "node:url";
 import type { OpencodeClient } from "../../client/connect.js";
-import { ConnectionError, errorForResponse, safeUrl } from "../../client/errors.js";
 import type { Schemas } from "../../client/types.js";
 import { answerPermission, answerQuestion, listPending } from "../policy/approvals.js";
 import type { PermissionRule } from "../policy/permissions.js";
@@ -11,53 +12,16 @@ import type { TurnMachineOptions } from "../turns/machine.js";
 import { V1TurnEvents, recordedMessage } from "../turns/v1-events.js";
 import type { Engine, EngineInfo, EngineMessage, EngineSession, PromptInput, RunState, SessionTranslator, TurnSnapshot } from "./engine.js";
 import { v1Catalog } from "./v1-catalog.js";
+import { messagesPageV1 } from "./v1-history.js";
+import { sessionOfV1 } from "./v1-session.js";
 import { V1Signals, V1Usage } from "./v1-signals.js";
 
 /** Messages read to find the last turn; a longer turn falls back to reading all. */
 const TURN_PAGE = 50;
-const PAGE_TIMEOUT_MS = 30_000;
 /** The command route answers only when its turn ends. */
 const COMMAND_TIMEOUT_MS = 24 * 3600_000;
 const MACHINE: TurnMachineOptions = {};
 const CAPABILITIES = { nativeSteer: false, sessionRules: true, deleteMessages: true, compactNeedsModel: true, turnDiffLines: true };
-
-export function sessionOfV1(s: Schemas["Session"]): EngineSession {
-  return {
-    id: s.id,
-    title: s.title,
-    directory: s.directory,
-    ...(s.parentID ? { parentId: s.parentID } : {}),
-    time: { created: s.time.created, updated: s.time.updated, ...(s.time.archived ? { archived: s.time.archived } : {}) },
-    ...(s.model
-      ? {
-          model: {
-            providerID: s.model.providerID,
-            modelID: s.model.id,
-            ...(s.model.variant && s.model.variant !== "default" ? { variant: s.model.variant } : {}),
-          },
-        }
-      : {}),
-    ...(s.agent ? { agent: s.agent } : {}),
-    ...(s.cost !== undefined ? { cost: s.cost } : {}),
-    ...(s.tokens
-      ? {
-          tokens: {
-            input: s.tokens.input,
-            output: s.tokens.output,
-            reasoning: s.tokens.reasoning,
-            cacheRead: s.tokens.cache.read,
-            cacheWrite: s.tokens.cache.write,
-          },
-        }
-      : {}),
-    ...(s.revert
-      ? {
-          revert: { messageId: s.revert.messageID, ...(s.revert.partID ? { partId: s.revert.partID } : {}), ...(s.revert.diff ? { diff: s.revert.diff } : {}) },
-        }
-      : {}),
-    ...(s.share ? { shareUrl: s.share.url } : {}),
-  };
-}
 
 export class V1Engine implements Engine {
   private infoCache: Promise<EngineInfo> | undefined;
@@ -249,35 +213,9 @@ export class V1Engine implements Engine {
     return this.client.call("session.messages", { path: { sessionID: id } });
   }
 
-  /**
-   * opencode puts the cursor for older messages only in the `X-Next-Cursor` response header
-   * (`before` takes that opaque cursor, not a message id), and `call()` returns bodies only, so
-   * this read goes through the typed raw client.
-   */
-  async messagesPage(sessionID: string, o: { limit: number; before?: string }): Promise<{ messages: EngineMessage[]; nextBefore?: string }> {
-    const directory = this.client.directory;
-    const query = { limit: o.limit, ...(o.before ? { before: o.before } : {}), ...(directory ? { directory } : {}) };
-    const context = { operationId: "session.messages", method: "GET", url: safeUrl(this.client.url) };
-    let result;
-    try {
-      result = await this.client.raw.GET("/session/{sessionID}/message", {
-        params: { path: { sessionID }, query },
-        signal: AbortSignal.timeout(PAGE_TIMEOUT_MS),
-      });
-    } catch (error) {
-      const timeout = (error as Error | undefined)?.name === "TimeoutError";
-      throw new ConnectionError(
-        timeout
-          ? `opencode at ${context.url} did not answer session.messages within ${PAGE_TIMEOUT_MS} ms. Check that the server is healthy.`
-          : `Cannot reach opencode at ${context.url} (${(error as Error | undefined)?.message ?? String(error)}). Is it running?`,
-        timeout ? "timeout" : "unreachable",
-        context,
-        error,
-      );
-    }
-    if (!result.response.ok || !result.data) throw errorForResponse(result.response.status, result.error, context);
-    const next = result.response.headers.get("x-next-cursor");
-    return { messages: result.data, ...(next ? { nextBefore: next } : {}) };
+  /** One page of messages before the opaque cursor `before` (v1-history.ts: the cursor is in a header). */
+  messagesPage(sessionID: string, o: { limit: number; before?: string }): Promise<{ messages: EngineMessage[]; nextBefore?: string }> {
+    return messagesPageV1(this.client, sessionID, o);
   }
 
   deleteMessage(id: string, messageId: string): Promise<boolean> {

@@ -1,10 +1,12 @@
 // Models and catalogs on opencode 2.x: `model.list` as the core's provider catalogue, and the
 // agent, command, skill and provider lists as catalog rows. 2.x's `model.list` and `provider.list`
 // carry each provider's `settings` as configured, `apiKey` included (docs/opencode-2x-behaviour.md
-// "Sessions"): nothing of `settings` is copied, so no key can reach a caller. Catalogs 2.x has no
-// route for say so (UnsupportedOnEngineError).
+// "Sessions"): nothing of `settings` is copied, so no key can reach a caller. `config` is the list
+// of config sources 2.x answers (redacted, as 1.x's config); `mcp` and `projects` map 2.x's rows. Catalogs 2.x has no route for say so
+// (UnsupportedOnEngineError).
 import type { Schemas } from "../../client/types.js";
 import type { OpencodeV2Client } from "../../client/v2/client.js";
+import { redact } from "../catalog/redact.js";
 import type { CatalogKind, CatalogRows } from "./catalog-rows.js";
 import { UnsupportedOnEngineError, type EngineProviderList } from "./engine.js";
 
@@ -99,6 +101,26 @@ export async function v2ProviderCatalog(client: OpencodeV2Client): Promise<Engin
 
 type Loaders = { [K in CatalogKind]?: (client: OpencodeV2Client) => Promise<CatalogRows[K]> };
 
+interface V2Project {
+  id: string;
+  canonical: string;
+  vcs?: string;
+  name?: string;
+  time?: { created?: number; updated?: number };
+}
+
+/** The payload of a list route that answers a bare array (config, projects) or `{data}` (the rest). */
+const listOf = <T>(response: unknown): T[] => (Array.isArray(response) ? (response as T[]) : dataOf<T>(response));
+
+const iso = (ms: number | undefined) => new Date(ms ?? 0).toISOString();
+
+/** One config source as 2.x lists it: a file it loaded (`info` is its content) or a directory it reads. */
+interface V2ConfigEntry {
+  type: string;
+  path?: string;
+  info?: Record<string, unknown>;
+}
+
 const loaders: Loaders = {
   agents: async (client) =>
     dataOf<{ id: string; name?: string; description?: string; mode?: string; hidden?: boolean; model?: { id?: string; providerID?: string } }>(
@@ -124,6 +146,25 @@ const loaders: Loaders = {
       ...(typeof c.model === "string" ? { model: c.model } : {}),
       ...(c.source ? { source: c.source } : {}),
     })),
+  // 2.x answers its config sources in load order (a bare array), not 1.x's one merged object;
+  // provider settings in them carry `apiKey`, so everything goes through redact().
+  config: async (client) => ({ sources: redact(listOf<V2ConfigEntry>(await client.request("config.get", {}))) }),
+  mcp: async (client) =>
+    listOf<{ name: string; status?: { status?: string; error?: string } }>(await client.request("mcp.list", {})).map((m) => ({
+      name: m.name,
+      status: m.status?.status ?? "unknown",
+      ...(m.status?.error ? { error: m.status.error } : {}),
+    })),
+  // 2.x names a project's directory `canonical` (1.x: `worktree`).
+  projects: async (client) =>
+    listOf<V2Project>(await client.request("project.list", {})).map((p) => ({
+      id: p.id,
+      worktree: p.canonical,
+      ...(p.vcs ? { vcs: p.vcs } : {}),
+      ...(p.name ? { name: p.name } : {}),
+      created: iso(p.time?.created),
+      updated: iso(p.time?.updated ?? p.time?.created),
+    })),
   providers: async (client) => {
     const catalog = await v2ProviderCatalog(client);
     return catalog.providers.map((p) => ({
@@ -146,7 +187,7 @@ export function v2Catalog<K extends CatalogKind>(client: OpencodeV2Client, kind:
       new UnsupportedOnEngineError(
         `list its ${kind}`,
         client.identity.version,
-        `2.x has no ${kind} catalog in its API; oc_api_ops lists what it has (agents, skills, commands, providers work)`,
+        `${kind === "worktrees" ? "the conductor does not read 2.x worktrees (2.0.26 has worktree.list: call it with oc_api where the server has it)" : `2.x has no ${kind} catalog in its API`}; oc_api_ops lists what it has (agents, skills, commands, providers, config, mcp and projects work)`,
       ),
     );
   }

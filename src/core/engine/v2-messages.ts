@@ -120,6 +120,11 @@ function contentPart(m: V2Message, index: number, c: V2Content): Schemas["Part"]
   return [part(m, index, { type: "tool", callID: c.id ?? `call_${index}`, tool: c.name ?? "unknown", state })];
 }
 
+/** A mapped part's id: 2.x content items have none, so it is the message id and the item's place. */
+export function partIdV2(messageId: string, index: number): string {
+  return `${messageId}:${String(index).padStart(4, "0")}`;
+}
+
 function part(m: V2Message, index: number, fields: Record<string, unknown>): Schemas["Part"] {
-  return { id: `${m.id}:${String(index).padStart(4, "0")}`, sessionID: "", messageID: m.id, ...fields } as unknown as Schemas["Part"];
+  return { id: partIdV2(m.id, index), sessionID: "", messageID: m.id, ...fields } as unknown as Schemas["Part"];
 }

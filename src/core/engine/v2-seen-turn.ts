@@ -211,7 +211,8 @@ function stepEnded(m: V2Message, failed: boolean, data: Data, at: number): void 
   if (end || files) m.snapshot = { ...m.snapshot, end, files };
 }
 
-function toolEvent(m: V2Message, type: string, data: Data, at: number): void {
+/** A tool call's `called`, `success` or `failed` event applied to its content item, as the server projects it. */
+export function toolEvent(m: V2Message, type: string, data: Data, at: number): void {
   const part = m.content!.findLast((c) => c.type === "tool" && c.id === data.id);
   if (!part?.state || !part.time) return;
   const status = part.state.status;

@@ -7,12 +7,12 @@
 // the session from the server only when that record declines.
 import { sessionOf } from "../../client/v2/events.js";
 import { FILE_TOOLS, filePathOf } from "../turns/files.js";
-import { recordedErrorV2, V2TurnEvents } from "../turns/v2-events.js";
+import { V2TurnEvents } from "../turns/v2-events.js";
 import type { EngineMessage, SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "./engine.js";
 import type { HubEvent } from "./events.js";
 import { messagesFromV2 } from "./v2-messages.js";
+import { commonSignals } from "./server-events.js";
 import { V2SeenTurn } from "./v2-seen-turn.js";
-import { permissionFromV2, questionFromForm } from "./v2-requests.js";
 
 export class V2Signals implements SessionTranslator {
   private readonly turn: V2TurnEvents;
@@ -52,27 +52,14 @@ export class V2Signals implements SessionTranslator {
     this.seen.apply(event);
     const data = event.data;
     const session = sessionOf(event);
-    const out: WatchSignal[] = [];
+    // Busy, retry and the permission requests and questions (forms) read the same on both majors.
+    const out: WatchSignal[] = commonSignals(hubEvent, this.sessionId, followed);
     switch (event.type) {
       case "session.created": {
         const parent = typeof data.parentID === "string" ? data.parentID : undefined;
         if (parent && followed.has(parent) && session) out.push({ kind: "child", parentId: parent, sessionId: session });
         break;
       }
-      case "session.execution.started":
-        if (session === this.sessionId) out.push({ kind: "busy" });
-        break;
-      case "session.retry.scheduled":
-        if (session === this.sessionId) {
-          const error = recordedErrorV2(data.error);
-          out.push({
-            kind: "retry",
-            attempt: typeof data.attempt === "number" ? data.attempt : 1,
-            message: error ? error.message : "retrying",
-            next: typeof data.at === "number" ? data.at : Date.now(),
-          });
-        }
-        break;
       case "session.step.ended":
         if (session === this.sessionId) out.push({ kind: "step-finished" });
         break;
@@ -82,21 +69,6 @@ export class V2Signals implements SessionTranslator {
       case "session.tool.failed":
         if (session && followed.has(session)) out.push(...this.tool(event.type, data));
         break;
-      case "permission.asked":
-        if (session && followed.has(session)) out.push({ kind: "request", request: permissionFromV2(data as never) });
-        break;
-      case "form.created":
-        if (session && followed.has(session)) out.push({ kind: "request", request: questionFromForm(data.form as never) });
-        break;
-      case "permission.replied":
-        if (typeof data.requestID === "string") out.push({ kind: "request-answered", id: data.requestID });
-        break;
-      case "form.replied":
-      case "form.cancelled": {
-        const id = typeof data.id === "string" ? data.id : (data.form as { id?: unknown } | undefined)?.id;
-        if (typeof id === "string") out.push({ kind: "request-answered", id });
-        break;
-      }
       default:
         break;
     }

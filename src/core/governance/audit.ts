@@ -6,6 +6,7 @@ import { mkdirSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { readJsonLines } from "../state-dir.js";
+import { auditTime } from "./audit-time.js";
 
 export interface AuditEntry {
   time: string;
@@ -107,7 +108,7 @@ export class AuditLog {
 export interface AuditFilter {
   sessionId?: string;
   tool?: string;
-  /** ISO time or epoch ms. */
+  /** An ISO date or time, an age ("30m", "2h", "7d"), or epoch ms; anything else is a UsageError. */
   since?: string | number;
   until?: string | number;
   /** Newest entries last; at most this many (default 100). */
@@ -115,8 +116,8 @@ export interface AuditFilter {
 }
 
 export async function readAudit(path: string, filter: AuditFilter = {}): Promise<AuditEntry[]> {
-  const since = filter.since === undefined ? -Infinity : new Date(filter.since).getTime();
-  const until = filter.until === undefined ? Infinity : new Date(filter.until).getTime();
+  const since = filter.since === undefined ? -Infinity : auditTime("`since`", filter.since);
+  const until = filter.until === undefined ? Infinity : auditTime("`until`", filter.until);
   const entries: AuditEntry[] = [];
   for (const entry of (await readJsonLines(path)) as AuditEntry[]) {
     const at = new Date(entry.time).getTime();

@@ -9,11 +9,11 @@ export function isSessionId(value: unknown): value is string {
   return typeof value === "string" && SESSION_ID.test(value);
 }
 
-/** `id` if it starts with `<prefix>_`; otherwise a bounded error naming the field. */
+/** `id` if it starts with `<prefix>_`; otherwise a bounded error naming the option (`what`: its library name, e.g. "sessionId"). */
 export function checkId(id: string | undefined, prefix: "ses" | "msg" | "prt", what: string): string {
   if (typeof id !== "string" || !id.startsWith(`${prefix}_`)) {
     throw new UsageError(
-      `${what} must be an opencode id starting with "${prefix}_", got ${quoted(id)}.${prefix === "ses" ? " List sessions to find one." : ""}`,
+      `\`${what}\` must be an opencode id starting with "${prefix}_", got ${quoted(id)}.${prefix === "ses" ? " List sessions to find one." : ""}`,
       prefix === "ses" ? "sessions" : undefined,
     );
   }

@@ -39,7 +39,7 @@ export async function runBatch(conn: QueueConnection, events: JobEvents, tasks: 
   if (known === null) {
     const record = JSON.parse((await conn.redis.get(conn.keys.batch(batchId))) ?? "{}") as { n?: number };
     if (record.n !== tasks.length)
-      throw new UsageError(`request_id ${quoted(o.requestId ?? batchId)} named a batch of ${record.n} tasks; this call has ${tasks.length}: give it a new id.`);
+      throw new UsageError(`requestId ${quoted(o.requestId ?? batchId)} named a batch of ${record.n} tasks; this call has ${tasks.length}: give it a new id.`);
   }
   await enqueue(
     conn,

@@ -36,7 +36,7 @@ const PLAIN_ID = /^[A-Za-z0-9._-]{1,120}$/;
  */
 export function taskIdFor(requestId: string | undefined): string {
   if (requestId === undefined) return `t-${randomUUID()}`;
-  if (typeof requestId !== "string" || requestId.length === 0) throw new UsageError("request_id must be a non-empty string.");
+  if (typeof requestId !== "string" || requestId.length === 0) throw new UsageError("`requestId` must be a non-empty string.");
   if (PLAIN_ID.test(requestId) && !/^\d+$/.test(requestId)) return requestId;
   return `r-${createHash("sha256").update(requestId).digest("hex").slice(0, 32)}`;
 }

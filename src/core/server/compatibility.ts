@@ -22,6 +22,8 @@ export interface VersionRecord {
   results: Record<string, FeatureResult>;
   spec: {
     sha256: string;
+    /** The vendored spec it was measured against (unset: the 1.x pin, `CompatibilityData.pinned`). */
+    pinned?: string;
     operations: number;
     /** Operations of the pinned spec this release does not have. */
     missing: string[];
@@ -83,12 +85,17 @@ export function supportedRange(d: CompatibilityData = compatibility): { oldest: 
 /** Where `version` stands: tested (and how it did), inside the supported range, or outside it. */
 export function rangeVerdict(version: string, d: CompatibilityData = compatibility): string {
   const range = supportedRange(d);
-  const record = d.versions[version];
+  // The 2.x column is named `2.x`; its record holds the version the server reported.
+  const record = d.versions[version] ?? Object.values(d.versions).find((r) => r.reported === version);
   if (record) {
     const failed = d.features.filter((f) => record.results[f]?.ok !== true || (record.results[f]!.refused && !isApiRow(f)));
     return failed.length === 0 ? "tested: every feature works" : `tested: ${failed.length} of ${d.features.length} features do not work (${failed.join(", ")})`;
   }
   if (!range) return "untested";
+  if (/^2\./.test(version)) {
+    const tested = Object.values(d.versions).find((r) => r.reported.startsWith("2."));
+    return `an untested opencode 2.x release${tested ? ` (the matrix tested 2.x on ${tested.reported})` : ""}; the tested range counts 1.x releases only`;
+  }
   if (compareVersions(version, range.oldest) < 0) return `older than the tested range (${range.oldest} … ${range.newest})`;
   if (compareVersions(version, range.newest) > 0) return `newer than the tested range (${range.oldest} … ${range.newest})`;
   return `inside the tested range (${range.oldest} … ${range.newest}), not itself tested`;
@@ -99,7 +106,8 @@ export function rangeVerdict(version: string, d: CompatibilityData = compatibili
  * has it, undefined when there is no matrix data.
  */
 export function firstTestedWith(operationId: string, d: CompatibilityData = compatibility): string | undefined {
-  const withSpec = testedVersions(d).filter((v) => d.versions[v]?.spec);
+  // A 2.x column is measured against the 2.x pin: its `missing` says nothing of 1.x operations.
+  const withSpec = testedVersions(d).filter((v) => d.versions[v]?.spec && (d.versions[v]!.spec!.pinned ?? d.pinned) === d.pinned);
   if (withSpec.length === 0) return undefined;
   return withSpec.find((v) => !d.versions[v]!.spec!.missing.includes(operationId)) ?? "none";
 }

@@ -7,7 +7,7 @@ import { operations, specInfo } from "../../../generated/operations.js";
 import type { OpencodeClient } from "../../client/connect.js";
 import { OpencodeError } from "../../client/errors.js";
 import { compareVersions, firstTestedWith } from "./compatibility.js";
-import { serverSpec, type ServerSpec, type ServerSpecOptions } from "./spec.js";
+import { serverSpec, V1_PIN, type ServerSpec, type ServerSpecOptions } from "./spec.js";
 
 /** The server lacks an operation (or the matrix found it broken there); nothing was sent. */
 export class UnsupportedOperationError extends OpencodeError {
@@ -48,6 +48,18 @@ const upgrade = `Upgrade opencode (e.g. \`npm i -g opencode-ai@${specInfo.openco
 /** Why `op` cannot be used on this server, or undefined when it can. */
 export function unsupported(spec: ServerSpec, op: { id: string; method: string; path: string }): UnsupportedOperationError | undefined {
   const route = `${op.id} (${op.method.toUpperCase()} ${op.path})`;
+  if (spec.pin !== V1_PIN) {
+    // A 2.x server (measured against the 2.x pin): a 1.x operation is there only where the server
+    // serves its route, and 2.x serves only /api/…; upgrading to a 1.x release is no advice.
+    const served = [...spec.operations.values()].some((o) => o.method === op.method && o.path === op.path);
+    if (served) return undefined;
+    return new UnsupportedOperationError(
+      `opencode ${spec.version} has no operation ${route}, so nothing was sent: it speaks only the v2 API (opencode 2.x, routes under /api). oc_api_ops lists its operations; the conductor's tools work on it as on 1.x.`,
+      op,
+      spec.version,
+      undefined,
+    );
+  }
   if (!spec.has(op.id)) {
     const first = firstTestedWith(op.id);
     const since = first && first !== "none" ? first : undefined;

@@ -4,11 +4,10 @@
 // operations, and runs once per spec (the matrix's recorded answer is used when it has one).
 import { isDeepStrictEqual } from "node:util";
 import { operationRow } from "../../../codegen/lib/operation-row.js";
-import { operations, type OperationSpec } from "../../../generated/operations.js";
 import { compatibility } from "./compatibility.js";
-import type { ServerSpec } from "./spec.js";
+import type { PinnedRow, ServerSpec } from "./spec.js";
 
-const compared = (row: Pick<OperationSpec, "method" | "path" | "pathParams" | "query" | "body" | "bodyRequired" | "responses">) => ({
+const compared = (row: PinnedRow) => ({
   method: row.method,
   path: row.path,
   pathParams: row.pathParams,
@@ -18,26 +17,29 @@ const compared = (row: Pick<OperationSpec, "method" | "path" | "pathParams" | "q
   responses: row.responses.map((r) => [r.status, r.contentType, r.schema]),
 });
 
+/** Keyed by pin and document. */
 const bySha = new Map<string, Promise<string[]>>();
 
 export function changedOperations(spec: ServerSpec): Promise<string[]> {
   if (spec.pinned) return Promise.resolve([]);
+  // The matrix's record counts only when it measured the same document against the same pin.
   const recorded = compatibility.versions[spec.version]?.spec;
-  if (recorded?.sha256 === spec.sha256) return Promise.resolve(recorded.changed);
-  let pending = bySha.get(spec.sha256);
-  if (!pending) bySha.set(spec.sha256, (pending = compute(spec)));
+  if (recorded?.sha256 === spec.sha256 && (recorded.pinned ?? compatibility.pinned) === spec.pin.version) return Promise.resolve(recorded.changed);
+  const key = `${spec.pin.version} ${spec.sha256}`;
+  let pending = bySha.get(key);
+  if (!pending) bySha.set(key, (pending = compute(spec)));
   return pending;
 }
 
 async function compute(spec: ServerSpec): Promise<string[]> {
   const changed: string[] = [];
   for (const [id, op] of spec.operations) {
-    const pinned = operations[id as keyof typeof operations];
+    const pinned = spec.pinnedRow(id);
     if (!pinned) continue;
     await new Promise((resolve) => setImmediate(resolve));
-    let row: OperationSpec;
+    let row: PinnedRow;
     try {
-      row = operationRow(spec.doc, op) as OperationSpec;
+      row = operationRow(spec.doc, op) as PinnedRow;
     } catch {
       changed.push(id); // a schema the bundler cannot read is a difference too
       continue;

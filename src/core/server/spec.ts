@@ -1,28 +1,76 @@
 // The connected server's own API: its version (`GET /global/health`) and OpenAPI document
 // (`GET /doc`), read once per client and cached on disk per opencode version in the state dir
 // (`opencode-specs/<version>.json`), so a restart of the conductor costs one health request.
-// What it lacks or adds relative to the pinned spec drives feature detection and oc_api.
+// What it lacks or adds relative to the pinned spec drives feature detection and oc_api. A 2.x
+// server is compared with the vendored 2.x spec instead (spec/v2/, generated/v2/): SpecPin says
+// which one a ServerSpec was measured against.
 import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { listOperations, type OpenApiDocument, type SpecOperation } from "../../../codegen/lib/spec.js";
-import { operations, specInfo } from "../../../generated/operations.js";
+import { operations, specInfo, type OperationSpec } from "../../../generated/operations.js";
 import type { OpencodeClient } from "../../client/connect.js";
 import { readJson, writeJsonAtomic } from "../state-dir.js";
+
+/** What a pinned operation is compared by (spec-changes.ts); the 1.x and 2.x rows share the shape. */
+export type PinnedRow = Pick<OperationSpec, "method" | "path" | "pathParams" | "query" | "body" | "bodyRequired" | "responses">;
+
+/** A vendored spec a server's own document is measured against. */
+export interface SpecPin {
+  /** The opencode version the vendored spec is from. */
+  version: string;
+  sha256: string;
+  rows: Readonly<Record<string, PinnedRow>>;
+  /** The pin's id for a server's operationId (identity for 1.x; see V2_PIN_PREFIX). */
+  key(id: string): string;
+  /**
+   * A pinned operation also counts as present where the server serves its method and path under
+   * another id (1.x releases renamed a few; feature detection asks "can it be called"). 2.x matches
+   * by id only, as `npm run spec:diff -- --ignore-prefix v2.` and the compatibility matrix count it:
+   * its route adapter, not this list, decides what the v2 engine calls.
+   */
+  byRoute: boolean;
+}
+
+/** 1.x: the spec the SDK is generated from (spec/openapi.json). */
+export const V1_PIN: SpecPin = { version: specInfo.opencodeVersion, sha256: specInfo.sha256, rows: operations, key: (id) => id, byRoute: true };
+
+/**
+ * The 2.x pre-release names its operations `v2.session.create`, the released 2.0.x (the 2.x pin)
+ * `session.create`: the prefix is dropped before matching, as `npm run spec:diff -- --ignore-prefix v2.` does.
+ */
+export const V2_PIN_PREFIX = "v2.";
+
+let v2Pin: Promise<SpecPin> | undefined;
+
+/** 2.x: spec/v2/openapi.json (generated/v2/), loaded on first use so 1.x users never parse it. */
+export function loadV2Pin(): Promise<SpecPin> {
+  return (v2Pin ??= import("../../../generated/v2/operations.js").then(({ operations: rows, specInfo: info }) => ({
+    version: info.opencodeVersion,
+    sha256: info.sha256,
+    rows,
+    key: (id: string) => (id.startsWith(V2_PIN_PREFIX) ? id.slice(V2_PIN_PREFIX.length) : id),
+    byRoute: false,
+  })));
+}
 
 export interface ServerSpec {
   version: string;
   sha256: string;
+  /** The vendored spec this one was measured against. */
+  pin: SpecPin;
   /** True when the server serves the pinned spec byte for byte. */
   pinned: boolean;
   doc: OpenApiDocument;
   /** The server's operations by id (no schemas bundled: cheap to build). */
   operations: ReadonlyMap<string, SpecOperation>;
-  /** Pinned operations this server lacks, and operations it has that the pin does not. */
+  /** Pinned operations this server lacks, and operations it has that the pin does not (server ids). */
   missing: string[];
   extra: string[];
-  /** True when the server has `operationId`, or serves the same method and path. */
+  /** True when the server has the pinned `operationId` (or, where the pin matches `byRoute`, serves its method and path). */
   has(operationId: string): boolean;
+  /** The pinned row a server operation is compared with, when the pin has one of that id. */
+  pinnedRow(serverId: string): PinnedRow | undefined;
 }
 
 interface CacheFile {
@@ -84,32 +132,34 @@ async function readServerSpec(client: OpencodeClient, options: ServerSpecOptions
   return build(version, sha256, doc);
 }
 
-const PINNED_IDS = Object.keys(operations);
-
 // Each step over a ~480 KB document takes ~10 ms: between steps other work gets its turn.
 const yieldToLoop = () => new Promise((resolve) => setImmediate(resolve));
 
-/** A ServerSpec of a document already read (the v2 engine holds its server's). */
-export const specFromDocument = (version: string, sha256: string, doc: unknown): Promise<ServerSpec> => build(version, sha256, doc as OpenApiDocument);
+/** A ServerSpec of a document already read (the v2 engine holds its server's; measure it with loadV2Pin()). */
+export const specFromDocument = (version: string, sha256: string, doc: unknown, pin: SpecPin = V1_PIN): Promise<ServerSpec> =>
+  build(version, sha256, doc as OpenApiDocument, pin);
 
-async function build(version: string, sha256: string, doc: OpenApiDocument): Promise<ServerSpec> {
+async function build(version: string, sha256: string, doc: OpenApiDocument, pin: SpecPin = V1_PIN): Promise<ServerSpec> {
   await yieldToLoop();
   const ops = new Map(listOperations(doc).map((op) => [op.id, op]));
+  const keyed = new Set([...ops.keys()].map(pin.key));
   await yieldToLoop();
   const routes = new Set([...ops.values()].map((op) => `${op.method} ${op.path}`));
   const has = (id: string) => {
-    if (ops.has(id)) return true;
-    const pinned = operations[id as keyof typeof operations];
-    return pinned !== undefined && routes.has(`${pinned.method} ${pinned.path}`);
+    if (keyed.has(id)) return true;
+    const pinned = pin.rows[id];
+    return pin.byRoute && pinned !== undefined && routes.has(`${pinned.method} ${pinned.path}`);
   };
   return {
     version,
     sha256,
-    pinned: sha256 === specInfo.sha256,
+    pin,
+    pinned: sha256 === pin.sha256,
     doc,
     operations: ops,
-    missing: PINNED_IDS.filter((id) => !has(id)),
-    extra: [...ops.keys()].filter((id) => !(id in operations)),
+    missing: Object.keys(pin.rows).filter((id) => !has(id)),
+    extra: [...ops.keys()].filter((id) => !(pin.key(id) in pin.rows)),
     has,
+    pinnedRow: (serverId) => pin.rows[pin.key(serverId)],
   };
 }

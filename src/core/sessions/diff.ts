@@ -20,11 +20,11 @@ export interface SessionDiff {
  */
 export async function sessionDiff(ctx: CoreContext, id: string, options: DirectoryOption & { messageId?: string } = {}): Promise<SessionDiff> {
   const sessionID = checkId(id, "ses", "sessionId");
+  const given = options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : undefined;
   // Listening first: the per-turn diff is written a moment after the turn goes idle (docs/opencode-behaviour.md §1, "after idle").
   const summarized = await summaryOf(ctx, sessionID);
   try {
-    const messageID =
-      options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : (await lastUserMessage(ctx, sessionID, options.directory))?.info.id;
+    const messageID = given ?? (await lastUserMessage(ctx, sessionID, options.directory))?.info.id;
     if (!messageID) return { sessionId: sessionID, files: [] };
     const read = () => engineIn(ctx, options.directory).turnDiff(sessionID, messageID);
     let diff = await read();

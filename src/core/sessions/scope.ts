@@ -4,7 +4,7 @@ import type { CoreContext } from "../context.js";
 import { checkId } from "../inputs/ids.js";
 
 export async function sessionScope(ctx: CoreContext, sessionId: string): Promise<CoreContext> {
-  checkId(sessionId, "ses", "session id");
+  checkId(sessionId, "ses", "sessionId");
   const session = await ctx.engine.getSession(sessionId);
   return session.directory === ctx.engine.directory
     ? ctx

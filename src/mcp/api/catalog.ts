@@ -5,7 +5,7 @@
 import { HTTP_METHODS, operationHead, operationRow, type OperationHead } from "../../../codegen/lib/operation-row.js";
 import { operations, specInfo, type OperationSpec } from "../../../generated/operations.js";
 import { featureDetection } from "../../core/server/feature-guard.js";
-import { serverSpec, specFromDocument, type ServerSpec } from "../../core/server/spec.js";
+import { loadV2Pin, serverSpec, specFromDocument, type ServerSpec } from "../../core/server/spec.js";
 import type { ToolContext } from "../tool-def.js";
 
 /** An operation of either catalog: ids of a server's spec are not limited to the pinned ones. */
@@ -75,9 +75,10 @@ export function serverCatalog(spec: ServerSpec): ApiCatalog {
  */
 export async function catalogFor(ctx: Pick<ToolContext, "conductor">): Promise<ApiCatalog> {
   const conductor = await ctx.conductor().catch(() => undefined);
-  // opencode 2.x: its own v2 document, which the engine read when it connected.
+  // opencode 2.x: its own v2 document, which the engine read when it connected (measured against
+  // the 2.x pin, so a 1.x operation asked for is explained as such: feature-guard.ts).
   const v2 = await conductor?.engine.openApi().catch(() => undefined);
-  if (v2) return serverCatalog(await specFromDocument(v2.version, v2.sha256, v2.doc));
+  if (v2) return serverCatalog(await specFromDocument(v2.version, v2.sha256, v2.doc, await loadV2Pin()));
   const options = conductor && featureDetection(conductor.client);
   if (!conductor || !options) return PINNED_CATALOG;
   const spec = await serverSpec(conductor.client, options).catch(() => undefined);

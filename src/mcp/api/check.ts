@@ -14,7 +14,8 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 export type Part = "params" | "query" | "body";
 type Json = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+/** A JSON object (not an array, not null). */
+export const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** What the checker needs of an operation (plain JSON: it crosses to the worker). */
 export type CheckedOperation = Pick<ApiOperation, "id" | "pathParams" | "query" | "body" | "bodyRequired">;

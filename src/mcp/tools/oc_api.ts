@@ -1,7 +1,7 @@
 // oc_api: calls any opencode HTTP operation when no dedicated tool fits. Arguments are checked with
 // Ajv against the operation's own schemas before anything is sent, so a model gets every mistake
 // (with paths and the expected shape) in one answer instead of opencode's first "Missing key".
-// Big answers are cut to valid JSON with a note on how to page or narrow.
+// Big answers are cut to valid JSON with a note on how to page or narrow (../api/answer-shape.ts).
 import { z } from "zod";
 import { clamped } from "../shared-fields.js";
 import { operations, type JsonSchema, type OperationId } from "../../../generated/operations.js";
@@ -9,14 +9,13 @@ import { UsageError } from "../../core/errors.js";
 import { defineTool } from "../tool-def.js";
 import { callServerOperation } from "../api/call.js";
 import { catalogFor, pinnedOperation, type ApiCatalog, type ApiOperation } from "../api/catalog.js";
-import { partSchema, type Checked } from "../api/check.js";
+import { shape } from "../api/answer-shape.js";
+import { isObject, partSchema, type Checked } from "../api/check.js";
 import { checkOffThread } from "../api/checker.js";
 import { matchPath, methodOf, resolveOperation, unknownOperation } from "../api/operation-search.js";
 import { shapeOf } from "../api/schema-text.js";
 
 type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Longest path parameter value: they are ids. */
 const MAX_PARAM_CHARS = 1_000;
@@ -24,17 +23,22 @@ const MAX_PARAM_CHARS = 1_000;
 /** Values (objects, arrays, scalars) a call may carry in params, query and body together. */
 export const MAX_VALUES = 10_000;
 
-/** How many values `input` holds, counting up to `limit + 1` only (a walk without recursion). */
-function countValues(input: unknown, limit: number): number {
-  let n = 0;
-  const stack: unknown[] = [input];
-  while (stack.length > 0 && n <= limit) {
-    const v = stack.pop();
-    n += 1;
-    if (Array.isArray(v)) for (let i = 0; i < v.length && stack.length <= limit; i++) stack.push(v[i]);
-    else if (isObject(v)) for (const key in v) if (stack.length <= limit) stack.push(v[key]);
+/** How deep params, query and body may nest: far past any opencode schema, well short of the validator's stack. */
+export const MAX_DEPTH = 100;
+
+/** How many values `parts` hold (counting up to `limit + 1` only) and how deep they nest (up to `MAX_DEPTH + 1`): a walk without recursion. */
+function measureValues(parts: unknown[], limit: number): { values: number; depth: number } {
+  let values = 0;
+  let depth = 0;
+  const stack = parts.map((part): [unknown, number] => [part, 0]);
+  while (stack.length > 0 && values <= limit && depth <= MAX_DEPTH) {
+    const [v, level] = stack.pop()!;
+    values += 1;
+    depth = Math.max(depth, level);
+    if (Array.isArray(v)) for (let i = 0; i < v.length && stack.length <= limit; i++) stack.push([v[i], level + 1]);
+    else if (isObject(v)) for (const key in v) if (stack.length <= limit) stack.push([v[key], level + 1]);
   }
-  return n;
+  return { values, depth };
 }
 
 function validationError(op: ApiOperation, checked: Checked): UsageError {
@@ -48,100 +52,6 @@ function validationError(op: ApiOperation, checked: Checked): UsageError {
     ].join("\n"),
   );
 }
-
-// ---------------------------------------------------------------------------------------------
-// Shaping the answer
-
-const PAGING = ["limit", "cursor", "before", "after", "start", "order"];
-const SCOPE = new Set(["directory", "workspace", "location"]);
-
-function narrowHint(op: ApiOperation, maxChars: number, suggestLimit?: number): string {
-  const names = Object.keys((op.query?.properties as Json | undefined) ?? {});
-  const paging = names.filter((n) => PAGING.includes(n));
-  const filters = names.filter((n) => !PAGING.includes(n) && !SCOPE.has(n));
-  const parts: string[] = [];
-  if (paging.length > 0)
-    parts.push(
-      `page with query ${paging.map((n) => `\`${n}\``).join(", ")}${paging.includes("limit") && suggestLimit !== undefined ? ` (e.g. query: {limit: ${Math.max(1, suggestLimit)}})` : ""}`,
-    );
-  if (filters.length > 0) parts.push(`narrow with query ${filters.map((n) => `\`${n}\``).join(", ")}`);
-  parts.push(`raise max_chars (now ${maxChars})`);
-  return `To see more: ${parts.join("; or ")}.`;
-}
-
-/** How many leading items of `items` fit in `budget` characters of JSON. */
-function fitting(items: unknown[], budget: number): number {
-  let used = 2;
-  let n = 0;
-  for (const item of items) {
-    const len = (JSON.stringify(item) ?? "null").length + (n > 0 ? 1 : 0);
-    if (used + len > budget) break;
-    used += len;
-    n += 1;
-  }
-  return n;
-}
-
-interface Shaped {
-  result: unknown;
-  /** What the text answer shows. */
-  json: string;
-  truncated: boolean;
-  chars: number;
-  note?: string;
-}
-
-/** Cuts a large result to at most `maxChars` of JSON, keeping it valid JSON where it can. */
-function shape(op: ApiOperation, data: unknown, maxChars: number): Shaped {
-  const result = data === undefined ? null : data;
-  const json = JSON.stringify(result) ?? "null";
-  if (json.length <= maxChars) return { result, json, truncated: false, chars: json.length };
-  if (Array.isArray(result)) {
-    const n = fitting(result, maxChars);
-    if (n > 0) {
-      const cut = result.slice(0, n);
-      return {
-        result: cut,
-        json: JSON.stringify(cut),
-        truncated: true,
-        chars: json.length,
-        note: `Showing ${n} of ${result.length} items. ${narrowHint(op, maxChars, n)}`,
-      };
-    }
-  }
-  if (isObject(result)) {
-    // v2 lists wrap the array (`{data: [...], cursor}`): cut the biggest array and keep the rest.
-    const arrays = Object.entries(result).filter((e): e is [string, unknown[]] => Array.isArray(e[1]));
-    const biggest = arrays.sort((a, b) => JSON.stringify(b[1]).length - JSON.stringify(a[1]).length)[0];
-    if (biggest) {
-      const [key, items] = biggest;
-      const rest = JSON.stringify({ ...result, [key]: [] }).length;
-      const n = rest < maxChars ? fitting(items, maxChars - rest + 2) : 0;
-      if (n > 0) {
-        const cut = { ...result, [key]: items.slice(0, n) };
-        return {
-          result: cut,
-          json: JSON.stringify(cut),
-          truncated: true,
-          chars: json.length,
-          note: `Showing ${n} of ${items.length} items of "${key}". ${narrowHint(op, maxChars, n)}`,
-        };
-      }
-    }
-  }
-  // Last resort: a text preview (of the raw text when opencode answered text, e.g. a diff).
-  const preview = (typeof result === "string" ? result : json).slice(0, maxChars);
-  return {
-    result: preview,
-    json: `${preview} …`,
-    truncated: true,
-    chars: json.length,
-    note: `The result (${json.length} chars of JSON) is cut to a text preview of its first ${maxChars} chars. ${narrowHint(op, maxChars)}`,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The tool
 
 type LooseCall = (id: string, args: { path?: Json; query?: Json; body?: unknown }, options: { signal?: AbortSignal }) => Promise<unknown>;
 
@@ -278,9 +188,15 @@ export const ocApi = defineTool({
         `params.${long[0].slice(0, 40)} is ${(long[1] as string).length} characters; a path parameter (an id) has at most ${MAX_PARAM_CHARS}. It began: ${JSON.stringify((long[1] as string).slice(0, 80))}…`,
       );
     // Validation cost grows with the input (Ajv reports every error): a hand-sized call is far below this.
-    if (countValues([args.params, query, body], MAX_VALUES) > MAX_VALUES) {
+    const measured = measureValues([args.params, query, body], MAX_VALUES);
+    if (measured.values > MAX_VALUES) {
       throw new UsageError(
         `${op.id}: params, query and body hold more than ${MAX_VALUES} values together, so nothing was checked or sent. Send less per call (page or split the request).`,
+      );
+    }
+    if (measured.depth > MAX_DEPTH) {
+      throw new UsageError(
+        `${op.id}: params, query or body nest more than ${MAX_DEPTH} levels deep, so nothing was checked or sent. Send the shape the operation takes (oc_api_ops {operation: "${op.id}"}).`,
       );
     }
     const checked = await checkOffThread(op, { params, query, body }, catalog.key);

@@ -13,7 +13,7 @@ export const ocAudit = defineTool({
   input: {
     session_id: z.string().optional(),
     tool: z.string().optional(),
-    since: z.string().optional().describe("ISO time"),
+    since: z.string().optional().describe("ISO time, or an age: 30m, 2h, 7d"),
     until: z.string().optional(),
     limit: clamped(1, 1000, true).optional(),
   },

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { compatibility, rangeVerdict, supportedRange } from "../../core/server/compatibility.js";
+import { rangeVerdict, supportedRange } from "../../core/server/compatibility.js";
 import { serverStatus } from "../../core/catalog/status.js";
 import { featureDetection } from "../../core/server/feature-guard.js";
 import { changedOperations } from "../../core/server/spec-changes.js";
-import { serverSpec, specFromDocument } from "../../core/server/spec.js";
+import { loadV2Pin, serverSpec, specFromDocument } from "../../core/server/spec.js";
 import { directoryField } from "../shared-fields.js";
 import { consoleCommandLine } from "../../console/launch.js";
 import { defineTool } from "../tool-def.js";
@@ -34,12 +34,12 @@ export const ocStatus = defineTool({
     const conductor = await ctx.conductor();
     const s = await serverStatus(conductor, { directory: args.directory });
     const connection = ctx.connection?.();
-    // opencode 2.x: the v2 document the engine read when it connected; 1.x: GET /doc, cached.
+    // opencode 2.x: the v2 document the engine read when it connected, measured against the
+    // vendored 2.x spec (spec/v2/); 1.x: GET /doc, cached, against the 1.x pin.
     const v2 = await conductor.engine.openApi().catch(() => undefined);
     const spec = v2
-      ? undefined
+      ? await specFromDocument(v2.version, v2.sha256, v2.doc, await loadV2Pin())
       : await serverSpec(conductor.client, featureDetection(conductor.client) ?? { stateDir: ctx.config.stateDir }).catch(() => undefined);
-    const v2Ops = v2 ? (await specFromDocument(v2.version, v2.sha256, v2.doc)).operations.size : 0;
     const changed = spec ? await changedOperations(spec) : [];
     const range = supportedRange();
     const compat = {
@@ -48,7 +48,7 @@ export const ocStatus = defineTool({
       ...(spec
         ? {
             spec: {
-              pinned: compatibility.pinned,
+              pinned: spec.pin.version,
               same_as_pinned: spec.pinned,
               operations: spec.operations.size,
               missing: spec.missing.length,
@@ -75,13 +75,12 @@ export const ocStatus = defineTool({
       console: consoleCommandLine(),
     };
     const c = s.counts;
-    const specLine = v2
-      ? `It speaks the v2 API (opencode 2.x): ${v2Ops} operations in its own /openapi.json, which oc_api and oc_api_ops use.`
-      : !spec
-        ? "Its spec (GET /doc) could not be read."
-        : spec.pinned
-          ? `Its spec is the pinned one (${compatibility.pinned}).`
-          : `Its spec vs the pinned ${compatibility.pinned}: ${spec.operations.size} operations, ${spec.missing.length} missing, ${spec.extra.length} extra, ${changed.length} changed${args.spec_ops ? "" : " (spec_ops: true lists them)"}; oc_api and oc_api_ops use the server's own.`;
+    const versus = spec
+      ? spec.pinned
+        ? `Its spec is the pinned one (${spec.pin.version}).`
+        : `Its spec vs the pinned ${spec.pin.version}: ${spec.operations.size} operations, ${spec.missing.length} missing, ${spec.extra.length} extra, ${changed.length} changed${args.spec_ops ? "" : " (spec_ops: true lists them)"}; oc_api and oc_api_ops use the server's own.`
+      : "Its spec (GET /doc) could not be read.";
+    const specLine = v2 ? `It speaks the v2 API (opencode 2.x). ${versus}` : versus;
     const lists =
       args.spec_ops && spec
         ? `\nMissing: ${spec.missing.join(", ") || "none"}\nExtra: ${spec.extra.join(", ") || "none"}\nChanged: ${changed.join(", ") || "none"}`

@@ -7,6 +7,7 @@ import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
 import { join } from "node:path";
 import { hang, httpError, text, toolCall } from "../scripted-model.js";
 import { isOutcome, type EventLog } from "../v2-events.js";
+import { COLOUR_QUESTION } from "../questions.js";
 
 export interface V2Scenario {
   name: V2ScenarioName;
@@ -88,14 +89,7 @@ export const v2Scenarios: V2Scenario[] = [
     name: "question",
     outcome: "session.execution.succeeded",
     async run(client, server, log, id) {
-      const question = {
-        question: "Which colour?",
-        header: "Colour",
-        options: [
-          { label: "red", description: "warm" },
-          { label: "blue", description: "cold" },
-        ],
-      };
+      const question = COLOUR_QUESTION;
       server.model.forSession(id).queue(toolCall("question", { questions: [question] }), text("blue it is"));
       await prompt(client, id, "ask me");
       const created = await log.waitFor((e) => e.type === "form.created" && (e.data.form as { sessionID?: string }).sessionID === id);

@@ -144,6 +144,15 @@ describe("the stdio server's lifetime", () => {
     expect(await exited).toEqual([0, null]);
   });
 
+  it("keeps answering when its stderr reader goes away, and exits 0 when its client does", async () => {
+    const { child, exited } = startStdio();
+    child.stderr!.destroy(); // its start-up line (where to watch its work) now fails with EPIPE
+    const answer = await initialize(child);
+    expect((answer.result as { serverInfo: { name: string } }).serverInfo.name).toBe("opencode-conductor");
+    child.stdin!.end();
+    expect(await exited).toEqual([0, null]);
+  });
+
   it("exits 0 on SIGTERM", async () => {
     const { child, exited } = startStdio();
     await initialize(child);
@@ -217,14 +226,16 @@ describe("opencode-conductor audit", () => {
   });
 });
 
-describe("parseTime", () => {
+describe("auditTime", () => {
   it("reads ISO dates and times and ages (30m, 2h, 7d), and refuses the rest", async () => {
-    const { parseTime } = await import("../../../src/audit-cli.js");
+    const { auditTime } = await import("../../../src/core/governance/audit-time.js");
     const now = Date.parse("2026-11-30T12:00:00Z");
-    expect(parseTime("--since", "2026-11-29", now)).toBe(Date.parse("2026-11-29"));
-    expect(parseTime("--since", "2026-11-29T18:00:00Z", now)).toBe(Date.parse("2026-11-29T18:00:00Z"));
-    expect(parseTime("--since", "2h", now)).toBe(now - 7_200_000);
-    expect(parseTime("--since", "7d", now)).toBe(now - 7 * 86_400_000);
-    for (const bad of ["yesterday", "1", "2026-13-45", "March 3"]) expect(parseTime("--since", bad, now)).toBeInstanceOf(Error);
+    expect(auditTime("--since", "2026-11-29", now)).toBe(Date.parse("2026-11-29"));
+    expect(auditTime("--since", "2026-11-29T18:00:00Z", now)).toBe(Date.parse("2026-11-29T18:00:00Z"));
+    expect(auditTime("--since", "2h", now)).toBe(now - 7_200_000);
+    expect(auditTime("--since", "7d", now)).toBe(now - 7 * 86_400_000);
+    expect(auditTime("--since", now - 5, now)).toBe(now - 5);
+    for (const bad of ["yesterday", "1", "2026-13-45", "March 3", Number.NaN])
+      expect(() => auditTime("--since", bad, now)).toThrow(/^--since .* is not a time: give an ISO date or time/);
   });
 });

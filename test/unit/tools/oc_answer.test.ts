@@ -61,6 +61,9 @@ describeRecordedCalls(TOOL, [
     call: 5,
     answer: "tool error",
     check: (r) =>
-      expect(r.text).toMatch(/Permission request not found: per_\d+\. It may be answered already, or belong to a session in another project directory/),
+      // oc_answer takes no session id: the next step is oc_pending, not the core's "pass its sessionId".
+      expect(r.text).toMatch(
+        /Permission request not found: per_\d+\. It may be answered already, or belong to a session in another project directory\. Next: oc_pending\.$/,
+      ),
   },
 ]);

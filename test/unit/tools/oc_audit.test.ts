@@ -1,7 +1,7 @@
 // oc_audit: schema and its handler on the server's own trail (a temp state dir): calls that
 // change something are recorded, read back newest first with filters; auditing off says so.
 import { describe, expect, it } from "vitest";
-import { useNoOpencode } from "../../support/tool-replay.js";
+import { expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
 
 const TOOL = "oc_audit";
@@ -39,6 +39,27 @@ describe(`${TOOL} on the server's trail (nothing reaches opencode)`, () => {
     expect(delegates.map((e) => e.tool)).toEqual(["oc_delegate"]);
     expect((await m.call(TOOL, { tool: "oc_instances" })).data.entries).toEqual([expect.objectContaining({ tool: "oc_instances" })]);
     expect((await m.call(TOOL, { session_id: "ses_0000000000000000000000000" })).data.entries).toEqual([]);
+  });
+
+  it("filters by time: an ISO time or an age", async () => {
+    const m = await none.mcp();
+    await m.call("oc_delegate", { task: "x", bogus: 1 });
+    expect((await m.call(TOOL, { since: "1h" })).data.entries).toEqual([expect.objectContaining({ tool: "oc_delegate" })]);
+    expect((await m.call(TOOL, { since: new Date(Date.now() + 3_600_000).toISOString() })).data.entries).toEqual([]);
+    expect((await m.call(TOOL, { until: "2000-01-01" })).data.entries).toEqual([]);
+  });
+
+  it.each([
+    ["since", "yesterday-ish"],
+    ["until", "March 3"],
+    ["since", "x".repeat(5_000)],
+  ])("refuses a %s that is not a time, saying what is accepted", async (field, value) => {
+    const m = await none.mcp();
+    await m.call("oc_delegate", { task: "x", bogus: 1 });
+    const r = await m.call(TOOL, { [field]: value });
+    expectCleanError(r, `Invalid input to oc_audit: \`${field}\` ${JSON.stringify(value.slice(0, 200)).slice(0, -1)}`);
+    expect(r.text).toMatch(/is not a time: give an ISO date or time \(2026-11-29, 2026-11-29T18:00:00Z\) or an age \(30m, 2h, 7d: that long ago\)\.$/);
+    expect(r.text.length).toBeLessThan(400);
   });
 
   it("says when auditing is off", async () => {

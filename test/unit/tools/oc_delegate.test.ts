@@ -37,7 +37,7 @@ describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   it.each([
     ["no task", {}, /Invalid arguments for tool oc_delegate: .*at task/],
     ["an argument it does not take", { task: "x", bogus: 1 }, /oc_delegate does not take `bogus`\. Its arguments: task, /],
-    ["a session id that is not one", { task: "x", session_id: "nope" }, /session id must be an opencode id starting with "ses_", got "nope"/],
+    ["a session id that is not one", { task: "x", session_id: "nope" }, /`session_id` must be an opencode id starting with "ses_", got "nope"/],
     ["an unknown permissions preset", { task: "x", permissions: "all" }, /expected one of "auto"\|"readonly"\|"agent" at permissions/],
     ["a bad rule", { task: "x", rules: { bash: "maybe" } }, /Permission rule "bash" is "maybe": use "allow", "deny", "ask"/],
     ["isolation instance on a server without instances", { task: "x", isolation: "instance" }, /isolation "instance" needs private instances/],

@@ -19,7 +19,7 @@ describe(`${TOOL} schema`, () => {
 describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it("refuses an id that is not a session's", async () => {
-    expectCleanError(await (await none.mcp()).call(TOOL, { session_id: "bad" }), /session id must be an opencode id starting with "ses_", got "bad"/);
+    expectCleanError(await (await none.mcp()).call(TOOL, { session_id: "bad" }), /`session_id` must be an opencode id starting with "ses_", got "bad"/);
   });
 });
 

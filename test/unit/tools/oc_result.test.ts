@@ -21,7 +21,7 @@ describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it.each([
     ["no session id", {}, /Invalid arguments for tool oc_result: .*at session_id/],
-    ["an id that is not a session's", { session_id: "x" }, /session id must be an opencode id starting with "ses_", got "x"/],
+    ["an id that is not a session's", { session_id: "x" }, /`session_id` must be an opencode id starting with "ses_", got "x"/],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

@@ -23,7 +23,7 @@ describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   it.each([
     ["no message", { session_id: MISSING_SESSION }, /Invalid arguments for tool oc_send: .*at message/],
     ["an unknown delivery", { session_id: MISSING_SESSION, message: "hi", delivery: "now" }, /expected one of "queue"\|"steer" at delivery/],
-    ["an id that is not a session's", { session_id: "ses", message: "hi" }, /session id must be an opencode id starting with "ses_", got "ses"/],
+    ["an id that is not a session's", { session_id: "ses", message: "hi" }, /`session_id` must be an opencode id starting with "ses_", got "ses"/],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

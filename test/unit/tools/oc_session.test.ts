@@ -48,7 +48,7 @@ describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
     ["shell without a command", on("shell"), /action "shell" needs `command`/],
     ["set_model without a model", on("set_model"), /action "set_model" needs `model`/],
     ["set_agent without an agent", on("set_agent"), /action "set_agent" needs `agent`/],
-    ["an id that is not a session's", { session_id: "bad", action: "info" }, /must be an opencode id starting with "ses_", got "bad"/],
+    ["an id that is not a session's", { session_id: "bad", action: "info" }, /`session_id` must be an opencode id starting with "ses_", got "bad"/],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

@@ -18,7 +18,7 @@ describe(`${TOOL} schema`, () => {
 describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it("refuses a parent id that is not a session's", async () => {
-    expectCleanError(await (await none.mcp()).call(TOOL, { parent_id: "bad" }), /must be an opencode id starting with "ses_", got "bad"/);
+    expectCleanError(await (await none.mcp()).call(TOOL, { parent_id: "bad" }), /`parent_id` must be an opencode id starting with "ses_", got "bad"/);
   });
 });
 

@@ -26,7 +26,7 @@ describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
     [
       "an id that is not a session's",
       { session_id: "nope" },
-      /session id must be an opencode id starting with "ses_", got "nope". List sessions to find one. Next: oc_sessions/,
+      /`session_id` must be an opencode id starting with "ses_", got "nope". List sessions to find one. Next: oc_sessions/,
     ],
     ["an unknown detail", { session_id: MISSING_SESSION, detail: "everything" }, /expected one of "final"\|"summary"\|"full" at detail/],
   ])("refuses %s", async (_name, args, message) => {

@@ -38,7 +38,7 @@ export function ServersPage({ servers }) {
                 <td>
                   ${s.healthy ? html`<span class="add">healthy</span>` : html`<span class="del">unreachable</span>${s.error ? html`<div class="small muted">${s.error}</div>` : ""}`}
                 </td>
-                <td>${s.version ?? "–"}</td>
+                <td>${s.version ?? "–"}${s.engine ? html` <span class="small muted" data-testid="server-engine">${s.engine} API</span>` : ""}</td>
                 <td class="num">${s.tasks}</td>
                 <td>
                   ${

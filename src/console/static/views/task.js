@@ -10,7 +10,8 @@ function applyParts(transcript, parts, id, since) {
     if (p.sessionId !== id) continue;
     if (p.part) {
       const at = out.findIndex((x) => x.id === p.part.id);
-      const role = at >= 0 ? out[at].role : "assistant";
+      // A part already shown keeps its role; a new one says it when the console knows (2.x prompts), else it is the agent's.
+      const role = at >= 0 ? out[at].role : (p.part.role ?? "assistant");
       out = at >= 0 ? out.map((x, i) => (i === at ? { ...p.part, role } : x)) : [...out, { ...p.part, role }];
     } else if (p.delta && p.delta.field === "text") {
       const at = out.findIndex((x) => x.id === p.delta.partID);
