@@ -159,13 +159,19 @@ export class Servers {
     await Promise.all(tasks.filter((t) => t.status_from !== "tool").map((t) => this.refresh(t.id)));
   }
 
-  /** Reads what opencode recorded for a task (the core's result(), as oc_result would). */
-  async refresh(sessionId: string): Promise<void> {
+  /**
+   * Reads what opencode recorded for a task (the core's result(), as oc_result would). `afterEnd`:
+   * the read follows an event saying the run ended; 2.x sends that event a moment before it takes
+   * the session off its active list, so a read still saying running is made once more a second
+   * later (no further event would correct it).
+   */
+  async refresh(sessionId: string, afterEnd = false): Promise<void> {
     const task = this.store.tasks.get(sessionId);
     const conductor = task && this.conductor(task.server);
     if (!conductor) return;
     try {
       const state = await conductor.result(sessionId);
+      if (afterEnd && state.state !== "idle") setTimeout(() => void this.refresh(sessionId), 1_000).unref();
       const last = state.last;
       this.store.live(sessionId, { type: state.state, ...(state.retry ? { attempt: state.retry.attempt, message: state.retry.message } : {}) });
       this.store.settled(sessionId, {
@@ -189,7 +195,7 @@ export class Servers {
       else if (activity.state !== "ended") this.store.live(activity.sessionId, { type: activity.state });
       // A run that ended whose caller has not answered (or is gone): read what opencode recorded.
       const ended = activity.state === "idle" || activity.state === "ended";
-      if (ended && this.store.tasks.get(activity.sessionId)?.status_from !== "tool") void this.refresh(activity.sessionId);
+      if (ended && this.store.tasks.get(activity.sessionId)?.status_from !== "tool") void this.refresh(activity.sessionId, true);
     }
     const request = requestChangeOf(event);
     if (request?.kind === "asked") {
