@@ -7,6 +7,7 @@ import { operations, type OperationSpec } from "../../generated/operations.js";
 import { OpencodeError, safeUrl } from "./errors.js";
 import { streamEvents, type EventsOptions } from "./events.js";
 import { performRequest, type RequestContext, type RouteSpec } from "./request.js";
+import { refuseOversizedRequests } from "./request-size.js";
 import type { CallParams, CallResult, DisconnectedEvent, OpencodeEvent, OperationId, ReconnectedEvent } from "./types.js";
 
 export interface ConnectOptions {
@@ -45,7 +46,7 @@ export function connect(options: ConnectOptions): OpencodeClient {
   if (password !== undefined) {
     headers.authorization = `Basic ${Buffer.from(`${username ?? "opencode"}:${password}`).toString("base64")}`;
   }
-  const fetchImpl = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const fetchImpl = refuseOversizedRequests(options.fetch ?? ((request: Request) => globalThis.fetch(request)));
   const raw = createClient<paths>({ baseUrl, headers, fetch: fetchImpl });
   return makeClient(raw, baseUrl, options.directory, options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
 }

@@ -10,6 +10,7 @@ import { detectServer, fetchServerSpec, authHeader, type ServerIdentity } from "
 import { OpencodeError, safeUrl } from "../errors.js";
 import { streamEvents, type EventsOptions } from "../events.js";
 import { performRequest, type RequestContext } from "../request.js";
+import { refuseOversizedRequests } from "../request-size.js";
 import type { ArgsOfOperation, CallOptions, DisconnectedEvent, ParamsFor, ReconnectedEvent, ResultOfOperation } from "../types.js";
 import { parseV2Event, type V2Event } from "./events.js";
 import { resolveV2Routes, type V2_ROUTES, type V2RouteName, type V2Routes } from "./routes.js";
@@ -69,7 +70,7 @@ export async function connectV2(options: ConnectV2Options): Promise<OpencodeV2Cl
       0,
     );
   }
-  const fetchImpl = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const fetchImpl = refuseOversizedRequests(options.fetch ?? ((request: Request) => globalThis.fetch(request)));
   const raw = createClient<V2Paths>({ baseUrl, headers: authHeader({ username, password }), fetch: fetchImpl });
   // 2.x routes take no `directory`: a session lives in the location it was created in.
   const ctx: RequestContext = { raw, baseUrl, directory: undefined, defaultTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS };

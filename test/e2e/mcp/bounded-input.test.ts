@@ -10,7 +10,7 @@ import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 
 let server: TestOpencode;
 let mcp: InProcessMcp;
-/** Tools whose 2 MB value reached opencode and was refused for its size. */
+/** Tools whose 2 MB value would have gone to opencode in a URL or header, refused before sending. */
 const tooLarge: string[] = [];
 
 beforeAll(async () => {
@@ -36,18 +36,16 @@ describe("a 2 MB argument to every tool", () => {
     const text = textOf(result);
     expect(text.length, text.slice(0, 300)).toBeLessThan(1_024);
     expect(text).not.toMatch(/\n\s+at /);
-    // A value opencode refused for its size (HTTP 431/414/413) is named as too long, with what to do.
-    if (/HTTP 4(13|14|31)/.test(text)) {
-      tooLarge.push(name);
-      expect(text).toMatch(/far too long: shorten it/);
-    }
+    // A value that would pass opencode's request size limit is refused before sending, named as too long.
+    if (/far too long: shorten it/.test(text)) tooLarge.push(name);
+    expect(text).not.toMatch(/Cannot reach opencode|HTTP 4(13|14|31)/);
     expect(JSON.stringify(result.structuredContent ?? {}).length).toBeLessThan(4_096);
     expect(beside.isError, textOf(beside).slice(0, 300)).toBeFalsy();
     const lines = readFileSync(mcp.auditPath, "utf8").trim().split("\n");
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(4_096);
   });
 
-  it("opencode refused for its size only a value that travels in the URL or headers (a request id, a search, a directory)", () => {
+  it("refused before sending: exactly the values that travel in the URL or headers (a request id, a search, a directory)", () => {
     expect(tooLarge.sort()).toEqual(["oc_answer", "oc_sessions", "oc_status"]);
   });
 });
