@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectV2 } from "../../src/client/v2/index.js";
 import { startMcpFor, type McpSession } from "../support/mcp-client.js";
+import { killUnderTurn } from "../support/killed-under-turn.js";
 import type { TestOpencode } from "../support/opencode.js";
 import { startOpencode2, type V2Message } from "../support/opencode2.js";
 import { text } from "../support/scripted-model.js";
@@ -23,19 +24,7 @@ describe("opencode 2.x killed and restarted under a turn", () => {
   });
 
   it("answers within 2 s with the session id and `lost`; after the restart the reports agree with the record", async () => {
-    server.model.queue(text("too late", { delayMs: 5_000 }));
-    const call = mcp.call("oc_delegate", { task: "a five second turn" });
-    await server.model.waitForRequests(1, { kind: "chat" });
-    const killedAt = Date.now();
-    await server.kill();
-    const result = await call;
-    const answeredIn = Date.now() - killedAt;
-    expect(result.isError, result.text).toBe(false);
-    expect(answeredIn).toBeLessThan(2_000);
-    expect(result.data.status).toBe("lost");
-    expect(result.data.session_id).toMatch(/^ses_/);
-    expect((result.data.error as { message: string }).message).toContain(server.url);
-    const sessionId = result.data.session_id as string;
+    const sessionId = await killUnderTurn(server, mcp);
 
     await server.restart();
     const v2 = await connectV2({ url: server.url, password: server.password });

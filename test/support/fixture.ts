@@ -3,6 +3,8 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { V2Event as V2RecordedEvent } from "../../src/client/v2/events.js";
+import type { V2Message as V2RecordedMessage } from "../../src/core/engine/v2-messages.js";
 
 /** One chunk of a recorded `text/event-stream`: one SSE event. */
 export interface RecordedEvent {
@@ -99,6 +101,20 @@ export function v2FixtureDir(version: string = V2_FIXTURE_VERSION): string {
 
 export function loadV2Fixture(name: V2ScenarioName): Fixture {
   return JSON.parse(readFileSync(join(v2FixtureDir(), `${name}.json`), "utf8")) as Fixture;
+}
+
+/**
+ * A 2.x recording's session, its event stream and the messages the server listed last: what the
+ * engine's event translations are checked against.
+ */
+export function loadV2Session(name: V2ScenarioName) {
+  const fixture = loadV2Fixture(name);
+  const created = fixture.interactions.find((i) => i.operationId?.endsWith("session.create"))!.body as {
+    data: { id: string; location: { directory: string } };
+  };
+  const stream = fixture.interactions.find((i) => isEventStream(i.contentType))!;
+  const final = (fixture.interactions.findLast((i) => i.operationId?.endsWith("message.list"))!.body as { data: V2RecordedMessage[] }).data;
+  return { sessionId: created.data.id, directory: created.data.location.directory, events: stream.events!.map((e) => e.data as V2RecordedEvent), final };
 }
 
 export function fixturePath(name: string, dir = FIXTURE_DIR): string {

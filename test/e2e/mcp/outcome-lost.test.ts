@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/index.js";
 import { isProcessAlive } from "../../../src/client/discovery/processes.js";
 import { CLI, startMcp, startMcpFor, type McpSession } from "../../support/mcp-client.js";
+import { killUnderTurn } from "../../support/killed-under-turn.js";
 import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../../support/opencode.js";
 import { text } from "../../support/scripted-model.js";
 import { spawn } from "node:child_process";
@@ -25,19 +26,7 @@ describe("opencode killed and restarted under a turn", () => {
   });
 
   it("answers within 2 s with the session id, reports `lost` after the restart, and new work goes through", async () => {
-    server.model.queue(text("too late", { delayMs: 5_000 }));
-    const call = mcp.call("oc_delegate", { task: "a five second turn" });
-    await server.model.waitForRequests(1, { kind: "chat" });
-    const killedAt = Date.now();
-    await server.kill();
-    const result = await call;
-    const answeredIn = Date.now() - killedAt;
-    expect(result.isError, result.text).toBe(false);
-    expect(answeredIn).toBeLessThan(2_000);
-    expect(result.data.status).toBe("lost");
-    expect(result.data.session_id).toMatch(/^ses_/);
-    expect((result.data.error as { name: string; message: string }).message).toContain(server.url);
-    const sessionId = result.data.session_id as string;
+    const sessionId = await killUnderTurn(server, mcp);
 
     await server.restart();
     // What the restarted opencode recorded: the reply never completed and carries no error.

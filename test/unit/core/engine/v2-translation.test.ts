@@ -6,22 +6,13 @@
 // outcome that the server recorded.
 import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { V2Event } from "../../../../src/client/v2/events.js";
 import type { WatchSignal } from "../../../../src/core/engine/engine.js";
-import { messagesFromV2, type V2Message } from "../../../../src/core/engine/v2-messages.js";
+import { messagesFromV2 } from "../../../../src/core/engine/v2-messages.js";
 import { V2Signals, V2Usage } from "../../../../src/core/engine/v2-signals.js";
 import { summarizeTurn } from "../../../../src/core/turns/summary.js";
-import { isEventStream, loadV2Fixture, type V2ScenarioName } from "../../../support/fixture.js";
+import { loadV2Session, type V2ScenarioName } from "../../../support/fixture.js";
 
-function recorded(name: V2ScenarioName) {
-  const fixture = loadV2Fixture(name);
-  const created = fixture.interactions.find((i) => i.operationId?.endsWith("session.create"))!.body as {
-    data: { id: string; location: { directory: string } };
-  };
-  const stream = fixture.interactions.find((i) => isEventStream(i.contentType))!;
-  const final = (fixture.interactions.findLast((i) => i.operationId?.endsWith("message.list"))!.body as { data: V2Message[] }).data;
-  return { sessionId: created.data.id, directory: created.data.location.directory, events: stream.events!.map((e) => e.data as V2Event), final };
-}
+const recorded = loadV2Session;
 
 function signals(name: V2ScenarioName): WatchSignal[] {
   const r = recorded(name);
