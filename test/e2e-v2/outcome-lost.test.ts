@@ -9,7 +9,7 @@ import { startMcpFor, type McpSession } from "../support/mcp-client.js";
 import { killUnderTurn } from "../support/killed-under-turn.js";
 import type { TestOpencode } from "../support/opencode.js";
 import { startOpencode2, type V2Message } from "../support/opencode2.js";
-import { text } from "../support/scripted-model.js";
+import { text, toolCall } from "../support/scripted-model.js";
 
 describe("opencode 2.x killed and restarted under a turn", () => {
   let server: TestOpencode;
@@ -51,5 +51,26 @@ describe("opencode 2.x killed and restarted under a turn", () => {
     const next = await mcp.call("oc_delegate", { task: "after the restart" });
     expect(next.data.status, next.text).toBe("done");
     expect(next.data.answer).toBe("back in business");
+  });
+
+  it("a turn killed after a finished step: the lost answer shows that step's tool and file, as the server recorded them", async () => {
+    const file = join(server.directory, "before-the-kill.txt");
+    server.model.queue(toolCall("write", { path: file, content: "written\n" }), text("too late", { delayMs: 5_000 }));
+    const earlier = server.model.requests.filter((r) => r.kind === "chat").length; // the first test's
+    const call = mcp.call("oc_delegate", { task: "write, then a slow answer" });
+    await server.model.waitForRequests(earlier + 2, { kind: "chat" });
+    await server.kill();
+    const result = await call;
+    expect(result.data.status, result.text).toBe("lost");
+    const tools = (result.data.tools as Array<{ tool: string; status: string }>) ?? [];
+    expect(tools).toEqual([expect.objectContaining({ tool: "write", status: "completed" })]);
+    expect((result.data.files as Array<{ path: string }>).map((f) => f.path)).toEqual(["before-the-kill.txt"]);
+
+    await server.restart();
+    const v2 = await connectV2({ url: server.url, password: server.password });
+    const sessionID = result.data.session_id as string;
+    const page = (await v2.request("session.messages", { path: { sessionID }, query: { order: "asc" } })) as { data: V2Message[] };
+    const recordedTools = page.data.flatMap((m) => (m.content ?? []).filter((c) => c.type === "tool").map((c) => ({ name: c.name, status: c.state?.status })));
+    expect(recordedTools).toEqual([{ name: "write", status: "completed" }]);
   });
 });

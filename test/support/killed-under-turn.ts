@@ -9,8 +9,9 @@ import { text } from "./scripted-model.js";
 
 export async function killUnderTurn(server: TestOpencode, mcp: McpSession): Promise<string> {
   server.model.queue(text("too late", { delayMs: 5_000 }));
+  const earlier = server.model.requests.filter((r) => r.kind === "chat").length;
   const call = mcp.call("oc_delegate", { task: "a five second turn" });
-  await server.model.waitForRequests(1, { kind: "chat" });
+  await server.model.waitForRequests(earlier + 1, { kind: "chat" });
   const killedAt = Date.now();
   await server.kill();
   const result = await call;

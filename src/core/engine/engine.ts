@@ -96,7 +96,7 @@ export interface SessionTranslator {
    * The session's messages as the events told them, when the translator can vouch they hold the
    * whole turn that just ended (2.x: engine/v2-seen-turn.ts); undefined: read the session.
    */
-  turnMessages?(): EngineMessage[] | undefined;
+  turnMessages?(o?: { partial?: boolean }): EngineMessage[] | undefined;
 }
 
 /** A model step's usage, or a sub-agent session, as budgets count them. */

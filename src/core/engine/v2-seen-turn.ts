@@ -73,9 +73,12 @@ export class V2SeenTurn {
     return this.declined ?? (this.whole ? undefined : "no whole execution seen");
   }
 
-  /** The messages of what was seen (oldest first, in the server's list order), when complete. */
-  messages(): V2Message[] | undefined {
-    return this.declined || !this.whole ? undefined : this.list.map((m) => structuredClone(m));
+  /**
+   * The messages of what was seen (oldest first, in the server's list order), when complete;
+   * `partial`: also before the execution's end (for a turn whose server is gone).
+   */
+  messages(o: { partial?: boolean } = {}): V2Message[] | undefined {
+    return this.declined || (!this.whole && !o.partial) ? undefined : this.list.map((m) => structuredClone(m));
   }
 
   apply(event: V2Event): void {

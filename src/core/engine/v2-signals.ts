@@ -39,8 +39,9 @@ export class V2Signals implements SessionTranslator {
     else directory.then((d) => (this.directory = d)).catch(() => undefined);
   }
 
-  turnMessages(): EngineMessage[] | undefined {
-    const raw = this.directory === undefined ? undefined : this.seen.messages();
+  /** `partial`: what was seen of a turn that will never end (its server is gone), whole or not. */
+  turnMessages(o: { partial?: boolean } = {}): EngineMessage[] | undefined {
+    const raw = this.directory === undefined ? undefined : this.seen.messages(o);
     return raw && messagesFromV2(raw, this.sessionId, this.directory!);
   }
 

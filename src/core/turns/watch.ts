@@ -133,7 +133,8 @@ export class TurnWatch {
   /** The server went away: the turn's end will never be recorded by this server process. */
   lose(error: RecordedError): void {
     if (this.settled) return;
-    this.end(this.seen.list(), { status: "lost", error });
+    // What the events told of the turn so far is all there will be: its server cannot be read.
+    this.end(this.seen.complete ? this.seen.list() : (this.translator.turnMessages?.({ partial: true }) ?? this.seen.list()), { status: "lost", error });
   }
 
   /** Ends the wait with an error, e.g. when the prompt request itself failed. */

@@ -30,9 +30,11 @@ describe("a 2.x turn's messages rebuilt from its durable events", () => {
     expect(summary(fromEvents)).toEqual(summary(fromServer));
   });
 
-  it("declines while the execution runs: nothing is vouched for before its outcome", () => {
-    const { translator } = replay("write-turn", (events) => events.filter((e) => e.type !== "session.execution.succeeded"));
+  it("declines while the execution runs: nothing is vouched for before its outcome, but what was seen is there for a lost turn", () => {
+    const { r, translator } = replay("write-turn", (events) => events.filter((e) => e.type !== "session.execution.succeeded"));
     expect(translator.turnMessages()).toBeUndefined();
+    // Every step had ended when the outcome was cut: what was seen equals the server's record.
+    expect(translator.turnMessages({ partial: true })).toEqual(messagesFromV2(r.final, r.sessionId, r.directory));
   });
 
   it("declines when a durable event is missing (its number skipped)", () => {
