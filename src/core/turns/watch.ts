@@ -47,6 +47,8 @@ export class TurnWatch {
   private readonly seen = new SeenMessages();
   private promptedAt = 0;
   private activity: SessionActivity | undefined;
+  /** When `activity` was last told (epoch ms): what a session said before a prompt says nothing of that prompt. */
+  private activityAt = 0;
   /** Re-reads armed while the session is idle and the machine still waits for evidence. */
   private readonly rereads = new EvidenceRereads(() => this.wake.schedule(() => this.lookAgain()));
   private readonly wake = new Wakeups();
@@ -206,6 +208,7 @@ export class TurnWatch {
   private resync(snap: TurnSnapshot): void {
     if (!this.machine || this.settled) return;
     this.activity = snap.activity;
+    this.activityAt = Date.now();
     this.machine.resync({ activity: snap.activity, messages: snap.records });
     this.afterEvidence(snap.messages);
   }
@@ -227,7 +230,9 @@ export class TurnWatch {
   }
 
   private evidenceState(machine: TurnMachine) {
-    return { activity: this.activity, phase: machine.phase, promptedAt: this.promptedAt, errored: machine.errored };
+    // A watch kept from an earlier turn knows that turn's idle: it must not shorten this prompt's grace.
+    const told = this.activityAt >= this.promptedAt ? this.activity : undefined;
+    return { activity: told, phase: machine.phase, promptedAt: this.promptedAt, errored: machine.errored };
   }
 
   /** The turn's messages as events told them, when they are known whole (else the summary reads the session). */
@@ -304,7 +309,7 @@ export class TurnWatch {
   private signal(s: WatchSignal): void {
     switch (s.kind) {
       case "turn":
-        if (s.event.type === "status") this.activity = s.event.status;
+        if (s.event.type === "status") [this.activity, this.activityAt] = [s.event.status, Date.now()];
         return this.feed(s.event);
       case "child":
         this.sessions.add(s.sessionId);
