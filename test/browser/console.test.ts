@@ -15,6 +15,7 @@ import { startMcp, type McpSession } from "../support/mcp-client.js";
 import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
 import { launchBrowser, recordResponses, startConsoleCli, type ConsoleProcess, type Recorded } from "./support.js";
+import { COLOR_QUESTION } from "../support/questions.js";
 
 const PROVIDER_KEY = "sk-console-test-provider-key-0123456789";
 const HTTP_TOKEN = "console-test-http-token-9876543210";
@@ -201,16 +202,7 @@ describe("console (browser)", () => {
 
   it("a question answered in the console by keyboard: the waiting oc_delegate goes on with the choice", async () => {
     const mcp = await mcpServer();
-    const questions = [
-      {
-        question: "Which color?",
-        header: "Color",
-        options: [
-          { label: "Red", description: "warm" },
-          { label: "Blue", description: "cool" },
-        ],
-      },
-    ];
+    const questions = [COLOR_QUESTION];
     oc.model.for("backup").queue(toolCall("question", { questions }), text("Blue it is."));
     await page.goto(`${consoleProc.origin}/#/approvals`);
     const call = mcp.call("oc_delegate", { task: "Pick a color", title: "question task", model: "fake/backup" }, { timeoutMs: 120_000 });

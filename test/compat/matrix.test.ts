@@ -17,6 +17,7 @@ import type { TestOpencode } from "../support/opencode.js";
 import { httpError, text, times, toolCall } from "../support/scripted-model.js";
 import { oracleFor, type Oracle } from "./oracle.js";
 import { selectedTargets } from "./targets.js";
+import { COLOR_QUESTION } from "../support/questions.js";
 
 type Row = Record<string, unknown>;
 
@@ -209,16 +210,7 @@ for (const target of selectedTargets()) {
     });
 
     it("question", async () => {
-      const questions = [
-        {
-          question: "Which color?",
-          header: "Color",
-          options: [
-            { label: "Red", description: "warm" },
-            { label: "Blue", description: "cool" },
-          ],
-        },
-      ];
+      const questions = [COLOR_QUESTION];
       server.model.queue(toolCall("question", { questions }), text("Blue it is."));
       const blocked = await mcp.call("oc_delegate", { task: "Pick a color" });
       expect(blocked.data.status, blocked.text).toBe("blocked");

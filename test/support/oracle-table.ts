@@ -4,6 +4,7 @@
 // a different ending for the same script, the row says so; where a row cannot apply to 2.x, it is
 // listed in NOT_ON_V2 with the reason (the 2.x suite prints and asserts that list, never skips silently).
 import { hang, httpError, midStreamError, text, times, toolCall, type Step } from "./scripted-model.js";
+import { COLOR_QUESTION } from "./questions.js";
 
 export type OracleEngine = "v1" | "v2";
 
@@ -24,16 +25,7 @@ export interface OracleRow {
 
 const usage = { prompt_tokens: 1000, completion_tokens: 20 };
 const question = {
-  questions: [
-    {
-      question: "Which color?",
-      header: "Color",
-      options: [
-        { label: "Red", description: "warm" },
-        { label: "Blue", description: "cool" },
-      ],
-    },
-  ],
+  questions: [COLOR_QUESTION],
 };
 
 /** 1.x asks per session (`rules`); the 2.x pre-release has no per-session rules, so its oracle server asks before every shell call. */

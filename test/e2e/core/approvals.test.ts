@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { dumpMessages, useConductor } from "../../support/conductor.js";
 import { makeProjectDir } from "../../support/opencode.js";
 import { text, toolCall } from "../../support/scripted-model.js";
+import { COLOR_QUESTION } from "../../support/questions.js";
 
 const h = useConductor({ permission: { bash: "ask" } });
 
@@ -45,16 +46,7 @@ describe("approvals (e2e)", () => {
   });
 
   it("a question blocks the turn; the answer reaches the model", async () => {
-    const questions = [
-      {
-        question: "Which color?",
-        header: "Color",
-        options: [
-          { label: "Red", description: "warm" },
-          { label: "Blue", description: "cool" },
-        ],
-      },
-    ];
+    const questions = [COLOR_QUESTION];
     h.oc.model.queue(toolCall("question", { questions }), text("Blue it is."));
     const r = await h.conductor.delegate({ task: "pick a color" });
     expect(r).toMatchObject({

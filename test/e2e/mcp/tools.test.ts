@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 import { text, toolCall } from "../../support/scripted-model.js";
+import { COLOR_QUESTION } from "../../support/questions.js";
 
 let server: TestOpencode;
 let mcp: McpSession;
@@ -104,16 +105,7 @@ describe("MCP tools over stdio", () => {
   });
 
   it("oc_answer dismisses a question with decision reject; opencode then ends the turn", async () => {
-    const questions = [
-      {
-        question: "Which color?",
-        header: "Color",
-        options: [
-          { label: "Red", description: "warm" },
-          { label: "Blue", description: "cool" },
-        ],
-      },
-    ];
+    const questions = [COLOR_QUESTION];
     server.model.queue(toolCall("question", { questions }));
     const blocked = await mcp.call("oc_delegate", { task: "Pick a color" });
     expect(blocked.data.status, blocked.text).toBe("blocked");

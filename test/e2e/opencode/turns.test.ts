@@ -8,6 +8,7 @@ import { useClient } from "../../support/conductor.js";
 import type { Schemas } from "../../../src/client/types.js";
 import { text, toolCall } from "../../support/scripted-model.js";
 import { createSession, lastAssistant, prompt, promptAndWait, readMessages, watchSession, type SessionMessages } from "../../support/turns.js";
+import { COLOR_QUESTION } from "../../support/questions.js";
 
 const h = useClient();
 
@@ -74,16 +75,7 @@ describe("opencode turns through the client", () => {
 
   it("asks a question: question.list shows it, question.reply answers it, the answer reaches the model", async () => {
     const session = await createSession(h.client, "question");
-    const questions = [
-      {
-        question: "Which color?",
-        header: "Color",
-        options: [
-          { label: "Red", description: "warm" },
-          { label: "Blue", description: "cool" },
-        ],
-      },
-    ];
+    const questions = [COLOR_QUESTION];
     h.server.model.forSession(session.id).queue(toolCall("question", { questions }), text("Blue it is."));
 
     const watch = await watchSession(h.client, session.id);

@@ -16,6 +16,7 @@ import type { ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
 import { hang, httpError, text, times, toolCall, type Step } from "../scripted-model.js";
 import { createSession, prompt, promptAndWait, readMessages, SCRIPTED_MODEL, watchSession, type SessionWatch } from "../turns.js";
+import { COLOR_QUESTION } from "../questions.js";
 
 export interface Scenario {
   name: ScenarioName;
@@ -211,16 +212,7 @@ export const scenarios: Scenario[] = [
     "end-question-rejected",
     [
       toolCall("question", {
-        questions: [
-          {
-            question: "Which color?",
-            header: "Color",
-            options: [
-              { label: "Red", description: "warm" },
-              { label: "Blue", description: "cool" },
-            ],
-          },
-        ],
+        questions: [COLOR_QUESTION],
       }),
       text("never sent"),
     ],

@@ -10,6 +10,7 @@ import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
 import { delay, hang, httpError, text, toolCall, type Step } from "../scripted-model.js";
 import { createSession, promptAndWait } from "../turns.js";
 import { MISSING_SESSION } from "./scenarios.js";
+import { COLOR_QUESTION } from "../questions.js";
 
 /** What a scenario's calls may refer to: setup's values and earlier results (`last`, `results`). */
 export interface ToolVars {
@@ -85,16 +86,7 @@ export const toolScenarios: ToolScenario[] = [
     name: "delegate-blocked-question",
     setup: script(
       toolCall("question", {
-        questions: [
-          {
-            question: "Which color?",
-            header: "Color",
-            options: [
-              { label: "Red", description: "warm" },
-              { label: "Blue", description: "cool" },
-            ],
-          },
-        ],
+        questions: [COLOR_QUESTION],
       }),
       text("Blue it is."),
     ),
