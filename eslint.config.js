@@ -18,6 +18,23 @@ export default tseslint.config(
       "@typescript-eslint/no-explicit-any": "off",
     },
   },
+  // The core speaks its own nouns (src/core/model/); only the engine, which maps each opencode major
+  // into them, may read opencode's generated schema (docs/architecture.md, "The engine boundary").
+  {
+    files: ["src/core/**/*.ts"],
+    ignores: ["src/core/engine/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["**/generated/**"], message: "Only src/core/engine/ reads generated/: use the core's nouns in src/core/model/." },
+            { group: ["**/client/types.js"], message: "Only src/core/engine/ reads opencode's schema types: use the core's nouns in src/core/model/." },
+          ],
+        },
+      ],
+    },
+  },
   // The console's page scripts run in the browser.
   { files: ["src/console/static/**/*.js"], languageOptions: { globals: globals.browser } },
 );

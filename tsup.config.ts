@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
+import { writeClaudePlugin } from "./scripts/claude-plugin.js";
 
 export default defineConfig({
   // The worker is loaded by URL next to the chunk that starts it (src/mcp/api/checker.ts).
@@ -10,4 +11,8 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   splitting: true,
+  // The Claude Code plugin of this checkout exists only once it is built (scripts/claude-plugin.mjs).
+  onSuccess: async () => {
+    writeClaudePlugin();
+  },
 });

@@ -6,14 +6,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { operationRow } from "../codegen/lib/operation-row.js";
-import { listOperations, type OpenApiDocument } from "../codegen/lib/spec.js";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
+import { operationRow } from "../src/openapi/operation-row.js";
+import { listOperations, type OpenApiDocument } from "../src/openapi/spec.js";
 import { connect } from "../src/client/connect.js";
 import { loadConfig } from "../src/config.js";
 import { Conductor } from "../src/core/conductor.js";
-import { guardFeatures } from "../src/core/server/feature-guard.js";
+import { guardFeatures } from "../src/core/engine/server/feature-guard.js";
 import { createServer } from "../src/mcp/server.js";
 
 const bytes = readFileSync(join(import.meta.dirname, "..", "spec", "openapi.json"));

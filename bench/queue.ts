@@ -6,6 +6,7 @@
 //   2. throughput: a batch of BATCH tasks of a TURN_MS model turn on WORKERS workers × CONCURRENCY.
 //   3. memory: RSS of a worker process and of its opencode, idle and at CONCURRENCY sessions at once.
 // Run: npm run bench:queue   (builds dist/ first when it is missing)
+import { readOutcome } from "../src/core/queue/outcome-record.js";
 import { existsSync, readFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { TaskQueue } from "../src/core/queue/client.js";
@@ -72,7 +73,9 @@ try {
     const r = await queue.delegate({ task: `latency ${i}` });
     const receivedAt = Date.now();
     const job = await queue.queue(r.task.queue).getJob(r.task.id);
-    const outcome = job!.returnvalue;
+    // The worker records each attempt's outcome in Redis as it ends (outcome-record.ts); the job's
+    // own return value may be empty when that record completed it.
+    const outcome = job!.returnvalue ?? (await readOutcome(queue.redis, queue.keys, r.task.id))!;
     const startedAt = Date.parse(outcome.attempts.at(-1)!.startedAt);
     toStart.push(startedAt - enqueuedAt);
     split.client.push(job!.timestamp - enqueuedAt);

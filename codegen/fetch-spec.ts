@@ -12,7 +12,7 @@ import { run, UsageError } from "./lib/cli.js";
 import { startIsolatedServer } from "./lib/isolated-server.js";
 import { formatMeta, nextMeta, readMeta, sha256, META_FILE } from "./lib/meta.js";
 import { fetchSpecFrom, type FetchedSpec } from "./lib/server-fetch.js";
-import { listOperations, type OpenApiDocument } from "./lib/spec.js";
+import { listOperations, type OpenApiDocument } from "../src/openapi/spec.js";
 
 const USAGE =
   "usage: npm run spec:fetch [-- --opencode PATH | --url URL [--password P]] [--out DIR]\n" +

@@ -2,11 +2,12 @@
 // tool definitions (as tools/list shows them). `--check` fails when either is out of date, so CI
 // catches a tool change without its docs.
 import { readFileSync, writeFileSync } from "node:fs";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import { endQuietlyOnClosedPipe } from "../src/closed-pipe.js";
 import { DEFAULT_TOOLSETS, TOOLSETS } from "../src/config.js";
 import { CLIENT_INJECTED_ARGUMENTS } from "../src/mcp/client-arguments.js";
 import { INSTRUCTIONS } from "../src/mcp/server.js";
+import { clientHints } from "../src/mcp/listing/compact-listing.js";
 import { listedTools } from "../src/mcp/listing/listed-tools.js";
 import { ALL_TOOLS } from "../src/mcp/tools/index.js";
 
@@ -26,9 +27,12 @@ function typeOf(p: Prop): string {
   return Array.isArray(p.type) ? p.type.join(" \\| ") : (p.type ?? "any");
 }
 
+const titleOf = (tool: Tool) => ALL_TOOLS.find((t) => t.name === tool.name)?.title ?? tool.name;
+
 function section(tool: Tool, toolset: string): string {
   const schema = tool.inputSchema as { properties?: Record<string, Prop>; required?: string[] };
-  const a = tool.annotations ?? {};
+  // As a client reads them (MCP's defaults for the hints tools/list leaves out).
+  const a = clientHints(tool.annotations);
   const hints = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"].filter((h) => (a as Record<string, unknown>)[h]).join(", ") || "none";
   const rows = Object.entries(schema.properties ?? {}).map(
     ([name, p]) =>
@@ -38,7 +42,7 @@ function section(tool: Tool, toolset: string): string {
   return [
     `## ${tool.name}`,
     "",
-    `**${tool.title ?? tool.name}** · toolset \`${toolset}\` · hints: ${hints}`,
+    `**${titleOf(tool)}** · toolset \`${toolset}\` · hints: ${hints}`,
     "",
     tool.description ?? "",
     "",
@@ -82,6 +86,10 @@ export async function renderToolsDoc(): Promise<string> {
     "|---|---|",
     ...Object.entries(CLIENT_INJECTED_ARGUMENTS).map(([key, why]) => `| \`${key}\` | ${why} |`),
     "",
+    "## MCP Tasks",
+    "",
+    'A 2026-07-28 client that declares the Tasks extension (`io.modelcontextprotocol/tasks`) on a request gets a task handle (`resultType: "task"`, `taskId`) from `oc_delegate` and `oc_delegate_parallel` as soon as the delegation is on record, instead of waiting in the call; `tasks/get` gives its status (`working`, `input_required` with the approval forms, `completed` with the result these tools give, `cancelled`), `tasks/update` answers the approvals, `tasks/cancel` interrupts the agent. Any other client gets the answers below. See [tasks.md](tasks.md).',
+    "",
     ...tools.map((t) => section(t, toolsetOf.get(t.name) ?? "?")),
   ].join("\n");
 }
@@ -95,7 +103,7 @@ export async function renderReadmeTable(): Promise<string> {
       .filter((t) => toolsetOf.get(t.name) === set)
       .map(
         (t) =>
-          `| ${set}${(DEFAULT_TOOLSETS as readonly string[]).includes(set) ? "" : " (opt-in)"} | [\`${t.name}\`](docs/tools.md#${t.name}) | ${t.title ?? ""} |`,
+          `| ${set}${(DEFAULT_TOOLSETS as readonly string[]).includes(set) ? "" : " (opt-in)"} | [\`${t.name}\`](docs/tools.md#${t.name}) | ${titleOf(t)} |`,
       ),
   );
   return [TABLE_START, "| toolset | tool | what it does |", "|---|---|---|", ...rows, TABLE_END].join("\n");

@@ -1,11 +1,13 @@
 // `opencode-conductor audit`: the audit trail for people, one line per entry, newest last.
 import { parseArgs } from "node:util";
-import { formatAuditEntry, readAudit } from "./core/governance/audit.js";
+import { formatAuditEntry, readAuditPage } from "./core/governance/audit.js";
 import { AUDIT_TIME_FORMATS, auditTime } from "./core/governance/audit-time.js";
 import { UsageError } from "./core/errors.js";
 
-export const AUDIT_HELP = `Usage: opencode-conductor audit [--session ID] [--tool NAME] [--since TIME] [--until TIME] [--limit N] [--json]
-Prints the audit trail (OPENCODE_CONDUCTOR_AUDIT, default <state dir>/audit.jsonl).
+export const AUDIT_HELP = `Usage: opencode-conductor audit [--session ID] [--tool NAME] [--since TIME] [--until TIME] [--limit N] [--before CURSOR] [--json]
+Prints the audit trail (OPENCODE_CONDUCTOR_AUDIT, default <state dir>/audit.jsonl, and its rotated
+segments), newest last, read from its end: at most --limit entries (default 100) from the newest
+8 MB; when older entries may match, stderr gives the command that goes on (--before CURSOR).
 TIME is ${AUDIT_TIME_FORMATS}.
 --json prints a JSON array of the entries ([] when none match).`;
 
@@ -20,6 +22,7 @@ export async function auditCommand(argv: string[], auditPath: string | undefined
         since: { type: "string" },
         until: { type: "string" },
         limit: { type: "string" },
+        before: { type: "string" },
         json: { type: "boolean" },
       },
       strict: true,
@@ -49,7 +52,19 @@ export async function auditCommand(argv: string[], auditPath: string | undefined
       return 2;
     }
   }
-  const entries = await readAudit(auditPath, { sessionId: values.session, tool: values.tool, ...times, limit });
+  let page;
+  try {
+    page = await readAuditPage(auditPath, { sessionId: values.session, tool: values.tool, ...times, limit, before: values.before });
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`${error.message.replace("`before`", "--before")}\n`);
+    return 2;
+  }
+  const entries = page.entries.reverse();
+  if (page.next) {
+    const again = argv.filter((_, i) => argv[i] !== "--before" && argv[i - 1] !== "--before" && !argv[i]!.startsWith("--before="));
+    process.stderr.write(`Older entries may match: opencode-conductor audit ${[...again, "--before", page.next].map(shellWord).join(" ")}\n`);
+  }
   if (values.json) {
     // One entry per line inside the array: still easy to grep, and valid JSON when empty.
     process.stdout.write(entries.length === 0 ? "[]\n" : `[\n${entries.map((e) => JSON.stringify(e)).join(",\n")}\n]\n`);
@@ -58,3 +73,6 @@ export async function auditCommand(argv: string[], auditPath: string | undefined
   process.stdout.write(entries.length === 0 ? `No audit entries in ${auditPath} match.\n` : `${entries.map(formatAuditEntry).join("\n")}\n`);
   return 0;
 }
+
+/** An argument as a shell reads it back. */
+const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`);

@@ -2,17 +2,29 @@
 export * from "./client/index.js";
 export { operations, type OperationSpec } from "../generated/operations.js";
 
-export { Conductor, type ConductorDelegateOptions, type ConductorDelegateResult, type ConductorOptions } from "./core/conductor.js";
+export { Conductor, type ConductorDelegateOptions, type ConductorDelegateResult, type ConductorExtras, type ConductorOptions } from "./core/conductor.js";
+// Where work runs (here, a private instance, the queue), its one result type, and the delegation ledger (conductor.delegations).
+export type { Placement } from "./core/placement/decide.js";
+export type { BatchTurn, PlacedBatch, PlacedFacts, PlacedResult } from "./core/placement/result.js";
+export type { FollowedResult, FollowUpOptions } from "./core/placement/follow-ups.js";
+export type { BatchOptions, BatchTask, TaskOptions } from "./core/placement/run.js";
+export type { Delegation, DelegationsApi } from "./core/ledger/delegations.js";
+export type { DelegationKind } from "./core/ledger/record.js";
+export type { DelegationStatus } from "./core/ledger/status.js";
 export type { CoreContext, CoreSettings } from "./core/context.js";
 export { UsageError, type NextStep } from "./core/errors.js";
 export { ModelResolutionError, resolveModel, formatModel, type ModelRef } from "./core/catalog/model-resolve.js";
 export type { DelegateOptions, DelegateResult } from "./core/delegate.js";
 export type { ParallelOptions, ParallelResult, ParallelSummary, ParallelTask, WaitAllOptions } from "./core/parallel.js";
 export type { Delivery, SendOptions, SessionState } from "./core/control.js";
-export type { PendingRequest, PendingPermission, PendingQuestion, AnswerPermission, AnswerQuestion } from "./core/policy/approvals.js";
+export type { PendingRequest, PendingPermission, PendingQuestion, AnswerPermission, AnswerQuestion } from "./core/model/pending-request.js";
 export type { PermissionConfig, Permissions, PermissionPreset, PermissionRule } from "./core/policy/permissions.js";
 export { rulesFromConfig } from "./core/policy/permissions.js";
-export type { TurnSummary, TurnStatus, Detail, FileChange, ToolUse, TurnTokens } from "./core/turns/summary.js";
+export type { TurnSummary, Detail, ToolUse } from "./core/turns/summary.js";
+// The core's own nouns (src/core/model/).
+export type { TurnStatus } from "./core/model/turn-outcome.js";
+export type { FileChange } from "./core/model/file-change.js";
+export type { TurnTokens } from "./core/model/cost.js";
 export type { TurnProgress } from "./core/turns/turn-progress.js";
 export type { WaitOptions } from "./core/turns/turn.js";
 // Sessions, models, status and catalogs are methods of Conductor (conductor.sessions.info(id),

@@ -11,9 +11,11 @@ import { CLIENTS } from "./install/targets.js";
 export const INSTALL_HELP = `Usage: opencode-conductor install --client ${CLIENTS.join("|")} [--scope user|project] [--env KEY=VALUE]… [--dry-run] [--force]
        opencode-conductor uninstall --client NAME [--scope user|project] [--dry-run]
 Writes the MCP server entry and the delegation skill for a client (user scope: its files in your
-home; project scope: files in the current folder). --dry-run shows what would change; an existing
-entry is kept unless --force. --env adds a variable to the server's entry (e.g. OPENCODE_URL): most
-clients pass few of their own variables on to MCP servers. uninstall puts back the files as they were.`;
+home; project scope: files in the current folder), changing nothing else in them. --dry-run shows
+the lines it would write; an entry of the same name already there is refused unless --force. --env
+adds a variable to the server's entry (e.g. OPENCODE_URL; the file is then 0600): most clients pass
+few of their own variables on to MCP servers. uninstall puts back the files as they were, or takes
+our entry out of a file changed since (exit code 1 when something of ours is left, said where).`;
 
 export async function installCommand(verb: "install" | "uninstall", argv: string[], stateDir: string): Promise<number> {
   let values;
@@ -52,9 +54,14 @@ export async function installCommand(verb: "install" | "uninstall", argv: string
   const places = { home, xdgConfig: join(process.env.XDG_CONFIG_HOME || join(home, ".config"), "opencode"), project: process.cwd() };
   const common = { client: values.client, scope: values.scope, dryRun: values["dry-run"], places, stateDir };
   try {
-    const report = verb === "install" ? await install({ ...common, force: values.force, launch: detectLaunch(), env }) : await uninstall(common);
-    process.stdout.write(`${report}\n`);
-    return 0;
+    if (verb === "install") {
+      process.stdout.write(`${await install({ ...common, force: values.force, launch: detectLaunch(), env })}\n`);
+      return 0;
+    }
+    const undone = await uninstall(common);
+    process.stdout.write(`${undone.report}\n`);
+    // Something of ours is still in a file: the report's "left:" lines say where.
+    return undone.complete ? 0 : 1;
   } catch (error) {
     if (!(error instanceof InstallError)) throw error;
     process.stderr.write(`opencode-conductor ${verb}: ${error.message}\n`);

@@ -3,6 +3,8 @@ import { parseArgs } from "node:util";
 import { TaskQueue } from "./core/queue/client.js";
 import { attemptsLine } from "./core/queue/outcome.js";
 import { queueSettingsFromEnv, redacted } from "./core/queue/settings.js";
+import { backlog } from "./core/queue/status.js";
+import { parseListen, serveBacklog } from "./queue-metrics.js";
 
 const REDIS_TIMEOUT_MS = 5_000;
 
@@ -10,6 +12,9 @@ export const QUEUE_HELP = `Usage: opencode-conductor queue ls [--limit N] [--jso
        opencode-conductor queue show TASK_ID [--json]
        opencode-conductor queue cancel TASK_ID
        opencode-conductor queue limit PROVIDER=N      (0 removes the limit)
+       opencode-conductor queue metrics [--listen [HOST:]PORT]
+                 the jobs waiting for a worker (wait, prioritized, delayed) on every queue, as JSON;
+                 with --listen, served at GET /backlog for KEDA's metrics-api trigger
 The queue: --queue redis://HOST:PORT or OPENCODE_CONDUCTOR_QUEUE.`;
 
 export async function queueCommand(argv: string[]): Promise<number> {
@@ -19,7 +24,13 @@ export async function queueCommand(argv: string[]): Promise<number> {
       args: argv,
       allowPositionals: true,
       strict: true,
-      options: { queue: { type: "string" }, json: { type: "boolean" }, limit: { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        queue: { type: "string" },
+        json: { type: "boolean" },
+        limit: { type: "string" },
+        listen: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
     });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${QUEUE_HELP}\n`);
@@ -28,8 +39,15 @@ export async function queueCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parsed;
   const [verb, arg] = positionals;
   if (values.help || !verb) return (void process.stdout.write(`${QUEUE_HELP}\n`), values.help ? 0 : 2);
-  if (!["ls", "show", "cancel", "limit"].includes(verb)) {
-    process.stderr.write(`opencode-conductor queue: unknown command "${verb.slice(0, 40)}": use ls, show, cancel or limit.\n\n${QUEUE_HELP}\n`);
+  if (!["ls", "show", "cancel", "limit", "metrics"].includes(verb)) {
+    process.stderr.write(`opencode-conductor queue: unknown command "${verb.slice(0, 40)}": use ls, show, cancel, limit or metrics.\n\n${QUEUE_HELP}\n`);
+    return 2;
+  }
+  let listen: { host: string; port: number } | undefined;
+  try {
+    listen = values.listen === undefined ? undefined : parseListen(values.listen);
+  } catch (error) {
+    process.stderr.write(`opencode-conductor queue: ${(error as Error).message}\n`);
     return 2;
   }
   let settings;
@@ -56,6 +74,7 @@ export async function queueCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const out = (s: string) => process.stdout.write(`${s}\n`);
+  let keep = false; // metrics --listen keeps the connection while it serves
   try {
     if (verb === "ls") {
       const status = await q.status();
@@ -91,6 +110,16 @@ export async function queueCommand(argv: string[]): Promise<number> {
         );
       return 0;
     }
+    if (verb === "metrics") {
+      if (!listen) return (out(JSON.stringify(await backlog(q))), 0);
+      const { server, url } = await serveBacklog(q, listen.host, listen.port);
+      process.stderr.write(`opencode-conductor queue metrics: serving ${url}\n`);
+      const stop = () => server.close(() => void q.close().finally(() => process.exit(0)));
+      process.once("SIGTERM", stop);
+      process.once("SIGINT", stop);
+      keep = true;
+      return -1;
+    }
     if (verb === "limit") {
       const m = /^([A-Za-z0-9._-]{1,80})=(\d{1,5})$/.exec(arg ?? "");
       if (!m) throw new Error(`queue limit takes PROVIDER=N, e.g. anthropic=8 (got "${(arg ?? "").slice(0, 80)}").`);
@@ -104,6 +133,6 @@ export async function queueCommand(argv: string[]): Promise<number> {
     process.stderr.write(`opencode-conductor queue: ${(error as Error).message}\n`);
     return 1;
   } finally {
-    await q.close();
+    if (!keep) await q.close();
   }
 }

@@ -12,7 +12,7 @@ import { redacted } from "./core/queue/settings.js";
 import { keepRunningOnClosedPipe } from "./closed-pipe.js";
 
 export const WORKER_HELP = `Usage: opencode-conductor worker [--queue redis://HOST:PORT] [--concurrency N] [--workspace DIR]
-         [--root DIR]... [--limit PROVIDER=N]... [--lock-s N] [--id NAME]
+         [--root DIR]... [--limit PROVIDER=N]... [--lock-s N] [--reattach-s N] [--id NAME]
 
   --queue URL        the fleet's Redis (default: OPENCODE_CONDUCTOR_QUEUE)
   --concurrency N    tasks at once on this worker (default 4)
@@ -20,9 +20,13 @@ export const WORKER_HELP = `Usage: opencode-conductor worker [--queue redis://HO
   --root DIR         serve \`directory\` tasks under DIR (repeatable; this machine must see DIR)
   --limit P=N        fleet-wide: at most N running tasks of provider P at once (repeatable)
   --lock-s N         BullMQ job lock: a dead worker's task moves on after about N s (default 30)
+  --reattach-s N     how long an earlier attempt's opencode may not answer before its task is run
+                     again instead of re-attached (default 30)
   --id NAME          worker name in oc_status (default HOST-PID-xxxx)
 
-opencode: OPENCODE_URL (+ OPENCODE_PASSWORD), else \`opencode serve\` is started in the workspace.`;
+opencode: OPENCODE_URL (+ OPENCODE_PASSWORD), else \`opencode serve\` is started in the workspace.
+Its URL and password go into the fleet's Redis, so other workers and MCP servers can reach the
+sessions it runs (re-attach, oc_send, oc_session, approvals): give a URL they can reach.`;
 
 function positive(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -53,6 +57,7 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
         root: { type: "string", multiple: true },
         limit: { type: "string", multiple: true },
         "lock-s": { type: "string" },
+        "reattach-s": { type: "string" },
         id: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
@@ -68,10 +73,11 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
     process.stderr.write(`opencode-conductor worker: no queue: give --queue redis://HOST:PORT or set OPENCODE_CONDUCTOR_QUEUE.\n`);
     return 2;
   }
-  let concurrency: number, lockS: number, limitMap: Record<string, number>;
+  let concurrency: number, lockS: number, reattachS: number, limitMap: Record<string, number>;
   try {
     concurrency = positive("--concurrency", values.concurrency, 4);
     lockS = positive("--lock-s", values["lock-s"], 30);
+    reattachS = positive("--reattach-s", values["reattach-s"], 30);
     limitMap = limits(values.limit);
   } catch (error) {
     process.stderr.write(`opencode-conductor worker: ${(error as Error).message}\n`);
@@ -116,11 +122,13 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
       ttlS: process.env.OPENCODE_CONDUCTOR_QUEUE_TTL_S ? Number(process.env.OPENCODE_CONDUCTOR_QUEUE_TTL_S) : undefined,
     },
     conductor,
+    opencode: { url: opencode.url!, password: opencode.password, username: opencode.username },
     workspace,
     roots: values.root,
     concurrency,
     limits: limitMap,
     lockMs: lockS * 1000,
+    reattachMs: reattachS * 1000,
     id: values.id,
     log: (line) => process.stderr.write(`${line}\n`),
   });

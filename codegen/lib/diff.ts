@@ -13,7 +13,7 @@ import {
   type OpenApiDocument,
   type SpecMedia,
   type SpecOperation,
-} from "./spec.js";
+} from "../../src/openapi/spec.js";
 
 export type Change =
   | { kind: "method"; from: string; to: string }

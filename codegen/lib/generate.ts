@@ -5,7 +5,7 @@ import { basename, join } from "node:path";
 import { readMetaNextTo, sha256 } from "./meta.js";
 import { operationRow, renderOperationsFile, type SpecInfo } from "./operations-file.js";
 import { renderReadme } from "./readme-file.js";
-import { listOperations, type OpenApiDocument } from "./spec.js";
+import { listOperations, type OpenApiDocument } from "../../src/openapi/spec.js";
 import { renderTypesFile } from "./types-file.js";
 
 export const GENERATED_FILES = ["README.md", "openapi.d.ts", "operations.ts"] as const;

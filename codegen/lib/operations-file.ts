@@ -4,10 +4,10 @@
 import { IndentationText, NewLineKind, Project, QuoteKind, StructureKind, VariableDeclarationKind } from "ts-morph";
 import type { InterfaceDeclarationStructure, OptionalKind, PropertySignatureStructure } from "ts-morph";
 import { writeJson } from "./json-writer.js";
-import { HTTP_METHODS, type OperationRow } from "./operation-row.js";
-import { compareStrings } from "./spec.js";
+import { HTTP_METHODS, type OperationRow } from "../../src/openapi/operation-row.js";
+import { compareStrings } from "../../src/openapi/spec.js";
 
-export { HTTP_METHODS, operationRow, opensWebSocket, type OperationRow } from "./operation-row.js";
+export { HTTP_METHODS, operationRow, opensWebSocket, type OperationRow } from "../../src/openapi/operation-row.js";
 
 export interface SpecInfo {
   title: string;

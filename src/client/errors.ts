@@ -140,3 +140,14 @@ export function safeUrl(url: string): string {
     return url.replace(/\/\/[^@/]*@/, "//");
   }
 }
+
+/**
+ * Nothing listens on the server's port: the connection was refused (the process is gone). A hung
+ * or cut-off server refuses nothing; its requests time out instead.
+ */
+export function connectionRefused(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === "ECONNREFUSED") return true;
+  }
+  return false;
+}

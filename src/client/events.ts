@@ -4,7 +4,9 @@
 // after a reconnect the consumer is told (`conductor.reconnected`) so it can re-read state.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { AuthError, ConnectionError, OpencodeError } from "./errors.js";
+import { noteSessionsNamed, sessionsNamedIn } from "./event-sessions.js";
 import type { DisconnectedEvent, OpencodeEvent, ReconnectedEvent } from "./types.js";
+import { sleep } from "./sleep.js";
 
 export interface EventsOptions {
   signal?: AbortSignal;
@@ -16,6 +18,13 @@ export interface EventsOptions {
   maxBackoffMs?: number;
   /** Give up (throw) when the server stays unreachable this long (ms). Default 120 000. */
   giveUpAfterMs?: number;
+  /**
+   * Asked for each event that names sessions (event-sessions.ts), with its raw text, before it is
+   * parsed: false drops it unparsed (nobody follows those sessions). Default: every event is parsed.
+   */
+  wanted?: (sessions: readonly string[], data: string) => boolean;
+  /** Told each time the stream brings data (heartbeats included): it is live, whatever it carries. */
+  onData?: () => void;
 }
 
 type OpenStream = (signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
@@ -36,7 +45,7 @@ export async function* streamEvents<E extends { type: string }>(
   options: EventsOptions = {},
   parse: ParseEvent<E> = parseMessage as unknown as ParseEvent<E>,
 ): AsyncGenerator<E | ReconnectedEvent | DisconnectedEvent> {
-  const { signal, reconnect = true, idleTimeoutMs = 35_000, maxBackoffMs = 5_000, giveUpAfterMs = 120_000 } = options;
+  const { signal, reconnect = true, idleTimeoutMs = 35_000, maxBackoffMs = 5_000, giveUpAfterMs = 120_000, wanted, onData } = options;
   let attempt = 0;
   let downSince: number | undefined;
   let connectedOnce = false;
@@ -48,7 +57,7 @@ export async function* streamEvents<E extends { type: string }>(
     try {
       const stream = await open(controller.signal);
       connectedOnce = true;
-      for await (const event of readEvents(stream, controller, idleTimeoutMs, parse)) {
+      for await (const event of readEvents(stream, controller, idleTimeoutMs, parse, wanted, onData)) {
         if (event.type === "server.connected" && downSince !== undefined) {
           // Subscribed again: now the consumer can re-read state without missing what follows.
           yield event;
@@ -59,7 +68,9 @@ export async function* streamEvents<E extends { type: string }>(
         }
         yield event;
       }
-      dropped = "the server closed the event stream";
+      // The silence limit ends the read as a close would: say which it was.
+      const reason: unknown = controller.signal.aborted ? controller.signal.reason : undefined;
+      dropped = reason instanceof Error ? reason.message : "the server closed the event stream";
     } catch (error) {
       if (signal?.aborted) return;
       // Wrong credentials or a bad request will not heal by retrying.
@@ -88,7 +99,14 @@ export async function* streamEvents<E extends { type: string }>(
   }
 }
 
-async function* readEvents<E>(stream: ReadableStream<Uint8Array>, controller: AbortController, idleTimeoutMs: number, parse: ParseEvent<E>): AsyncGenerator<E> {
+async function* readEvents<E extends object>(
+  stream: ReadableStream<Uint8Array>,
+  controller: AbortController,
+  idleTimeoutMs: number,
+  parse: ParseEvent<E>,
+  wanted: EventsOptions["wanted"],
+  onData: EventsOptions["onData"],
+): AsyncGenerator<E> {
   const pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (message) => pending.push(message) });
   const reader = stream.getReader();
@@ -96,7 +114,7 @@ async function* readEvents<E>(stream: ReadableStream<Uint8Array>, controller: Ab
   let idleTimer: NodeJS.Timeout | undefined;
   const armIdle = () => {
     clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => controller.abort(new Error("event stream silent")), idleTimeoutMs);
+    idleTimer = setTimeout(() => controller.abort(new Error(`event stream silent for ${Math.round(idleTimeoutMs / 1000)} s`)), idleTimeoutMs);
   };
   const onAbort = () => void reader.cancel().catch(() => undefined);
   controller.signal.addEventListener("abort", onAbort, { once: true });
@@ -106,10 +124,17 @@ async function* readEvents<E>(stream: ReadableStream<Uint8Array>, controller: Ab
       const { value, done } = await reader.read();
       if (done) return;
       armIdle();
+      onData?.();
       parser.feed(decoder.decode(value, { stream: true }));
       while (pending.length > 0) {
-        const event = parse(pending.shift()!);
-        if (event) yield event;
+        const message = pending.shift()!;
+        const sessions = sessionsNamedIn(message.data);
+        // Events of sessions nobody follows are dropped before any parsing.
+        if (wanted && sessions.length > 0 && !wanted(sessions, message.data)) continue;
+        const event = parse(message);
+        if (!event) continue;
+        noteSessionsNamed(event, sessions);
+        yield event;
       }
     }
   } finally {
@@ -133,16 +158,4 @@ function parseMessage(message: EventSourceMessage): OpencodeEvent | undefined {
   if (data.directory !== undefined) event.directory = data.directory;
   if (data.project !== undefined) event.project = data.project;
   return event;
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

@@ -10,7 +10,8 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { delimiter, dirname, join } from "node:path";
-import { SUPERVISOR_PID_LINE, SUPERVISOR_SOURCE } from "./supervisor.js";
+import { scratchFor } from "./scratch.js";
+import { SUPERVISOR_PID_LINE, SUPERVISOR_SCRATCH, SUPERVISOR_SOURCE } from "./supervisor.js";
 
 export interface SpawnOpencodeOptions {
   /** Project directory the server starts in (its default instance). */
@@ -86,7 +87,13 @@ export function randomPassword(): string {
   return randomBytes(18).toString("base64url");
 }
 
-// Children still alive when this process exits are killed, so nothing is left behind.
+// Children still alive when this process exits are told to stop, so nothing is left behind. A
+// SIGTERM to the supervisor alone, not to its group: it lists what opencode started in groups of
+// its own before opencode is signalled. A signal to the whole group reaches opencode at the same
+// moment, and an opencode that exits before the supervisor has read /proc orphans its shell
+// commands, out of the supervisor's sight (a `sleep 300` outlived a normal exit that way under
+// load). Should the supervisor not manage, it sees this process go (its stdin closes) and kills
+// them a second later.
 const alive = new Set<ChildProcess>();
 let exitHookInstalled = false;
 function trackChild(child: ChildProcess): void {
@@ -95,8 +102,17 @@ function trackChild(child: ChildProcess): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once("exit", () => {
-    for (const c of alive) killGroup(c, "SIGKILL");
+    for (const c of alive) signalSupervisor(c, "SIGTERM");
   });
+}
+
+function signalSupervisor(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    child.kill(signal);
+  } catch {
+    // already gone
+  }
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -167,7 +183,10 @@ export async function spawnOpencode(options: SpawnOpencodeOptions): Promise<Spaw
 async function startOnce(
   o: SpawnOpencodeOptions & { binary: string; hostname: string; username: string; password: string; port: number },
 ): Promise<SpawnedOpencode> {
-  const env: NodeJS.ProcessEnv = { ...(o.env ?? process.env), OPENCODE_SERVER_PASSWORD: o.password };
+  // opencode's TMPDIR is a folder of its own, removed when it exits (scratch.ts); the supervisor
+  // removes it too, so it goes even when this process is SIGKILLed.
+  const scratch = scratchFor(o.env ?? process.env);
+  const env: NodeJS.ProcessEnv = { ...scratch.env, OPENCODE_SERVER_PASSWORD: o.password, [SUPERVISOR_SCRATCH]: scratch.dir };
   if (o.username !== "opencode") env.OPENCODE_SERVER_USERNAME = o.username;
   else delete env.OPENCODE_SERVER_USERNAME;
 
@@ -185,7 +204,10 @@ async function startOnce(
   let output = "";
   let serverPid: number | undefined;
   const exited = new Promise<number | string>((resolve) => {
-    child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
+    child.once("exit", (code, signal) => {
+      scratch.remove();
+      resolve(code ?? signal ?? "unknown");
+    });
   });
   child.once("error", (error) => {
     output += `\n${error.message}`;
@@ -226,7 +248,7 @@ async function startOnce(
 
   const stop = async (graceMs = 5_000): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    killGroup(child, "SIGTERM");
+    signalSupervisor(child, "SIGTERM"); // it stops opencode and what opencode started (see trackChild)
     const killer = setTimeout(() => killGroup(child, "SIGKILL"), graceMs);
     await exited;
     clearTimeout(killer);

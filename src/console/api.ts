@@ -3,20 +3,29 @@
 // an MCP call waiting on the request goes on by itself, and each is audited as the console's.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Engine } from "../core/engine/engine.js";
-import { type AuditLog, readAudit, type AuditEntry } from "../core/governance/audit.js";
+import { type AuditLog, readAuditPage, type AuditEntry } from "../core/governance/audit.js";
+import { UsageError } from "../core/errors.js";
 import { terminate, InstanceRegistry } from "../core/instances/registry.js";
+import { WorktreeRegistry } from "../core/worktrees/registry.js";
 import { sessionDiff } from "../core/sessions/diff.js";
 import { sessionScope } from "../core/sessions/scope.js";
+import { fileDiffs } from "../core/worktrees/diff.js";
 import { partView, type PartView } from "./parts.js";
+import type { ConsoleFleet } from "./fleet.js";
 import type { Servers } from "./servers.js";
 import type { Store } from "./store.js";
 
 export interface ApiContext {
   store: Store;
   servers: Servers;
+  /** With a queue configured. */
+  fleet?: ConsoleFleet;
   auditPath?: string;
   stateDir: string;
   audit: AuditLog;
+  auditValues: AuditValues;
+  /** Whether the audit trail and the task records can be written (checked every few seconds). */
+  health(): TrailView[];
   /** Sends JSON with every known secret scrubbed. */
   json(res: ServerResponse, status: number, body: unknown): void;
   /** The same scrub for an SSE data line. */
@@ -24,6 +33,14 @@ export interface ApiContext {
 }
 
 export class BadRequest extends Error {}
+
+/** A file's health as the page shows it; `text` says what is wrong in the words the MCP server uses. */
+export interface TrailView {
+  name: string;
+  path: string;
+  writable: boolean;
+  text?: string;
+}
 
 const MAX_BODY = 64 * 1024;
 
@@ -48,12 +65,13 @@ export async function readBody(req: IncomingMessage): Promise<Record<string, unk
 export function events(ctx: ApiContext, req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" });
   const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${ctx.scrub(JSON.stringify(data))}\n\n`);
-  send("snapshot", { tasks: [...ctx.store.tasks.values()], pending: [...ctx.store.pending.values()], servers: ctx.servers.list() });
+  send("snapshot", { tasks: [...ctx.store.tasks.values()], pending: [...ctx.store.pending.values()], servers: ctx.servers.list(), health: ctx.health() });
   const unsubscribe = ctx.store.subscribe((change) => {
     if (change.type === "task") send("task", change.task);
     else if (change.type === "pending") send("pending", change.pending);
     else if (change.type === "servers") send("servers", ctx.servers.list());
     else if (change.type === "audit") send("audit", {});
+    else if (change.type === "health") send("health", ctx.health());
     else {
       const { live } = change;
       if ("delta" in live) send("part", { sessionId: live.sessionId, delta: live.delta });
@@ -71,54 +89,91 @@ export function events(ctx: ApiContext, req: IncomingMessage, res: ServerRespons
   });
 }
 
-/** One task: its record, its transcript (every message of the session), the diff of its files. */
+/**
+ * One task: its record, its transcript (every message of the session), the diff of its files (for
+ * a worktree task: its branch against its base, read from git, which holds the task's work).
+ */
 export async function taskDetail(ctx: ApiContext, res: ServerResponse, id: string): Promise<void> {
   const task = ctx.store.tasks.get(id);
   if (!task) return ctx.json(res, 404, { error: `no task ${id.slice(0, 80)} in the state dir's task records` });
+  const branch = task.worktree?.state === "finished" ? await branchDiff(ctx, id) : undefined;
   const conductor = ctx.servers.conductor(task.server);
-  if (!conductor) return ctx.json(res, 200, { task, transcript: [], diff: [], error: "its server is not followed" });
+  if (!conductor) return ctx.json(res, 200, { task, transcript: [], diff: branch ?? [], error: "its server is not followed" });
   try {
     const scope = await sessionScope(conductor, id);
     const messages = await scope.engine.messages(id);
     const transcript: PartView[] = messages.flatMap((m) => m.parts.flatMap((p) => partView(p as never, m.info.role) ?? []));
-    const diff = task.files.length > 0 ? (await sessionDiff(conductor, id).catch(() => ({ files: [] }))).files : [];
+    const diff = branch ?? (task.files.length > 0 ? (await sessionDiff(conductor, id).catch(() => ({ files: [] }))).files : []);
     ctx.json(res, 200, { task, transcript, diff });
   } catch (error) {
-    ctx.json(res, 200, { task, transcript: [], diff: [], error: `opencode did not answer: ${(error as Error).message.slice(0, 200)}` });
+    ctx.json(res, 200, { task, transcript: [], diff: branch ?? [], error: `opencode did not answer: ${(error as Error).message.slice(0, 200)}` });
   }
 }
 
-const PAGE_SIZES = new Set([25, 50, 100]);
+/** A finished worktree task's files, each with its patch, from the repository (none while it runs). */
+async function branchDiff(
+  ctx: ApiContext,
+  sessionId: string,
+): Promise<Array<{ file: string; status?: string; additions?: number; deletions?: number; patch?: string }> | undefined> {
+  const row = await new WorktreeRegistry(ctx.stateDir).bySession(sessionId).catch(() => undefined);
+  if (row?.state !== "finished" || !row.head) return undefined;
+  const files = await fileDiffs(row.repo, row.base, row.head).catch(() => undefined);
+  return files?.map(({ path, ...rest }) => ({ file: path, ...rest }));
+}
 
-/** The audit trail, newest first, filtered and paged. */
+const PAGE_SIZES = new Set([25, 50, 100]);
+/** Tool names and outcomes offered as filters: at most this many of each. */
+const MAX_VALUES = 200;
+
+/** The tools and outcomes seen in the trail so far (the filters' choices), without reading it whole. */
+export class AuditValues {
+  readonly tools = new Set<string>();
+  readonly outcomes = new Set<string>();
+
+  add(entries: AuditEntry[]): void {
+    for (const e of entries) {
+      if (this.tools.size < MAX_VALUES) this.tools.add(e.tool);
+      if (this.outcomes.size < MAX_VALUES) this.outcomes.add(e.outcome);
+    }
+  }
+}
+
+/**
+ * One page of the audit trail, newest first, filtered: read from the trail's end (or the page's
+ * `before` cursor) and never more than a bounded stretch of it, whatever the trail's size.
+ */
 export async function auditPage(ctx: ApiContext, res: ServerResponse, query: URLSearchParams): Promise<void> {
-  if (!ctx.auditPath) return ctx.json(res, 200, { entries: [], total: 0, page: 0, pages: 0, off: true });
+  if (!ctx.auditPath) return ctx.json(res, 200, { entries: [], off: true, tools: [], outcomes: [] });
   const time = (name: string) => {
     const value = query.get(name);
     if (!value) return undefined;
     if (Number.isNaN(Date.parse(value))) throw new BadRequest(`${name} must be a date or time, got ${JSON.stringify(value.slice(0, 60))}`);
     return value;
   };
-  const all = await readAudit(ctx.auditPath, {
-    sessionId: query.get("session") || undefined,
-    tool: query.get("tool") || undefined,
-    since: time("since"),
-    until: time("until"),
-    limit: Number.MAX_SAFE_INTEGER,
-  });
-  const outcome = query.get("outcome");
-  const entries = (outcome ? all.filter((e) => e.outcome === outcome) : all).reverse();
   const size = PAGE_SIZES.has(Number(query.get("size"))) ? Number(query.get("size")) : 25;
-  const pages = Math.max(1, Math.ceil(entries.length / size));
-  const page = Math.min(pages - 1, Math.max(0, Math.trunc(Number(query.get("page") ?? 0)) || 0));
+  let page;
+  try {
+    page = await readAuditPage(ctx.auditPath, {
+      sessionId: query.get("session") || undefined,
+      tool: query.get("tool") || undefined,
+      outcome: query.get("outcome") || undefined,
+      since: time("since"),
+      until: time("until"),
+      before: query.get("before") || undefined,
+      limit: size,
+    });
+  } catch (error) {
+    if (error instanceof UsageError) throw new BadRequest(error.message);
+    throw error;
+  }
+  ctx.auditValues.add(page.entries);
   ctx.json(res, 200, {
-    entries: entries.slice(page * size, (page + 1) * size),
-    total: entries.length,
-    page,
-    pages,
+    entries: page.entries,
+    ...(page.next ? { next: page.next } : {}),
+    ...(page.reached ? { reached: page.reached } : {}),
     size,
-    tools: [...new Set(all.map((e) => e.tool))].sort(),
-    outcomes: [...new Set(all.map((e) => e.outcome))].sort(),
+    tools: [...ctx.auditValues.tools].sort(),
+    outcomes: [...ctx.auditValues.outcomes].sort(),
   });
 }
 
@@ -141,7 +196,7 @@ export async function answer(ctx: ApiContext, res: ServerResponse, body: Record<
       decision,
       by: "human (console)",
       outcome: "ok",
-      detail: { request_id: id, permission: request.permission, patterns: request.patterns },
+      detail: { request_id: id, permission: request.permission, patterns: request.patterns, ...(request.task_id ? { task_id: request.task_id } : {}) },
     };
   } else {
     const answers = body.answers;
@@ -155,11 +210,41 @@ export async function answer(ctx: ApiContext, res: ServerResponse, body: Record<
       decision: reject ? "reject" : "answered",
       by: "human (console)",
       outcome: "ok",
-      detail: { request_id: id, questions: request.questions.map((q) => q.question), ...(reject ? {} : { answers }) },
+      detail: {
+        request_id: id,
+        questions: request.questions.map((q) => q.question),
+        ...(reject ? {} : { answers }),
+        ...(request.task_id ? { task_id: request.task_id } : {}),
+      },
     };
   }
   await ctx.audit.append(entry);
   ctx.json(res, 200, { ok: true });
+}
+
+/** The fleet's queue: its tasks (with worker and attempts), workers (load) and provider slots. */
+export async function queueView(ctx: ApiContext, res: ServerResponse): Promise<void> {
+  if (!ctx.fleet) return ctx.json(res, 200, { off: true });
+  ctx.json(res, 200, await ctx.fleet.view());
+}
+
+/** Cancels a task of the queue: a queued one never starts, a running one is interrupted by its worker. */
+export async function cancelQueued(ctx: ApiContext, res: ServerResponse, body: Record<string, unknown>): Promise<void> {
+  if (!ctx.fleet) return ctx.json(res, 409, { error: "no queue: start the console with OPENCODE_CONDUCTOR_QUEUE" });
+  const id = typeof body.id === "string" ? body.id : "";
+  if (!/^[A-Za-z0-9._-]{1,120}$/.test(id)) throw new BadRequest("id must be a task id of the queue");
+  const r = await ctx.fleet.cancel(id).catch((error: Error) => {
+    if (error instanceof UsageError) throw new BadRequest(error.message);
+    throw error;
+  });
+  await ctx.audit.append({
+    tool: "console",
+    by: "human (console)",
+    decision: "cancel",
+    outcome: r.status,
+    detail: { task_id: id, was_running: r.was_running },
+  });
+  ctx.json(res, 200, { ok: true, ...r });
 }
 
 /** Stops a private instance that runs no turn (its owner's next call starts another). */

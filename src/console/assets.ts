@@ -17,12 +17,13 @@ const TYPES: Record<string, string> = {
   ".svg": "image/svg+xml",
 };
 
-const VENDOR: Record<string, () => string> = {
-  "preact.mjs": () => require.resolve("preact"),
-  "hooks.mjs": () => require.resolve("preact/hooks"),
-  "htm.mjs": () => join(dirname(require.resolve("htm")), "htm.module.js"),
-  "chart.umd.min.js": () => join(dirname(require.resolve("chart.js")), "chart.umd.min.js"),
-};
+// A Map, not an object literal: a name from the URL such as `__proto__` or `constructor` must find nothing.
+const VENDOR = new Map<string, () => string>([
+  ["preact.mjs", () => require.resolve("preact")],
+  ["hooks.mjs", () => require.resolve("preact/hooks")],
+  ["htm.mjs", () => join(dirname(require.resolve("htm")), "htm.module.js")],
+  ["chart.umd.min.js", () => join(dirname(require.resolve("chart.js")), "chart.umd.min.js")],
+]);
 
 export interface Asset {
   type: string;
@@ -36,7 +37,7 @@ export async function asset(path: string): Promise<Asset | undefined> {
   const hit = cache.get(path);
   if (hit) return hit;
   let file: string | undefined;
-  if (path.startsWith("/vendor/")) file = VENDOR[path.slice("/vendor/".length)]?.();
+  if (path.startsWith("/vendor/")) file = VENDOR.get(path.slice("/vendor/".length))?.();
   else if (path.startsWith("/app/")) {
     const root = join(packageRoot(), "src", "console", "static");
     const candidate = normalize(join(root, path.slice("/app/".length)));
@@ -45,7 +46,7 @@ export async function asset(path: string): Promise<Asset | undefined> {
   if (!file) return undefined;
   const ext = file.slice(file.lastIndexOf("."));
   let body: Buffer | string = await readFile(file).catch(() => undefined as never);
-  if (body === undefined || !TYPES[ext]) return undefined;
+  if (body === undefined || !Object.hasOwn(TYPES, ext)) return undefined;
   if (path === "/vendor/hooks.mjs") body = body.toString("utf8").replace(/from\s*"preact"/g, 'from"/vendor/preact.mjs"');
   const found = { type: TYPES[ext]!, body };
   cache.set(path, found);

@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { parseArgs } from "node:util";
 import { keepRunningOnClosedPipe } from "../closed-pipe.js";
 import type { Config } from "../config.js";
+import { queueSettingsFromEnv } from "../core/queue/settings.js";
 import { LOOPBACK } from "./auth.js";
 import { startConsole } from "./server.js";
 
@@ -45,7 +46,7 @@ export async function consoleCommand(argv: string[], config: Config): Promise<nu
   let running;
   keepRunningOnClosedPipe(); // the parent that reads the URL line may close the pipe after it
   try {
-    running = await startConsole({ config, host, port, token: values.token });
+    running = await startConsole({ config, host, port, token: values.token, queue: queueSettingsFromEnv() });
   } catch (error) {
     process.stderr.write(`opencode-conductor console: ${(error as Error).message}\n`);
     return 2;

@@ -3,18 +3,24 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "../config.js";
-import { AuditLog } from "../core/governance/audit.js";
+import { AuditLog, readAuditPage } from "../core/governance/audit.js";
+import { DEFAULT_ROTATION } from "../core/governance/segments.js";
 import { taskRecordsPath } from "../core/governance/task-records.js";
 import { ensureStateDir } from "../core/state-dir.js";
-import { answer, auditPage, BadRequest, events, readBody, stopInstance, taskDetail, type ApiContext } from "./api.js";
+import { answer, auditPage, AuditValues, BadRequest, cancelQueued, events, queueView, readBody, stopInstance, taskDetail, type ApiContext } from "./api.js";
+import { watchTrails } from "./trails.js";
 import { asset, indexPage } from "./assets.js";
 import { ConsoleAuth, LOOPBACK } from "./auth.js";
+import { ConsoleFleet } from "./fleet.js";
+import type { QueueSettings } from "../core/queue/settings.js";
 import { Servers } from "./servers.js";
 import { followStateFiles } from "./state-files.js";
 import { Store } from "./store.js";
 
 export interface ConsoleOptions {
-  config: Pick<Config, "stateDir" | "auditPath" | "opencodePassword" | "opencodeUsername" | "httpToken">;
+  config: Pick<Config, "stateDir" | "auditPath" | "opencodePassword" | "opencodeUsername" | "httpToken"> & Partial<Pick<Config, "rotation">>;
+  /** The fleet's queue (OPENCODE_CONDUCTOR_QUEUE): its tasks, workers and the approvals of worker sessions. */
+  queue?: QueueSettings;
   host?: string;
   port?: number;
   /** The URL's token (default: random). Required off loopback. */
@@ -38,6 +44,9 @@ const HEADERS = {
   "cache-control": "no-store",
 };
 
+/** Worktree tasks run on a private instance of their worktree, as instance tasks do. */
+const onInstance = (isolation: string | undefined) => isolation === "instance" || isolation === "worktree";
+
 export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
   const host = o.host ?? "127.0.0.1";
   if (!LOOPBACK.has(host) && !o.token)
@@ -52,7 +61,18 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     res.writeHead(status, { ...HEADERS, "content-type": "application/json; charset=utf-8" });
     res.end(scrub(JSON.stringify(body)));
   };
-  const ctx: ApiContext = { store, servers, auditPath: o.config.auditPath, stateDir, audit: new AuditLog(o.config.auditPath), json, scrub };
+  const audit = new AuditLog(o.config.auditPath, o.config.rotation);
+  const trails = watchTrails({ ...o.config, stateDir, rotation: o.config.rotation ?? DEFAULT_ROTATION }, () => store.emit({ type: "health" }));
+  const auditValues = new AuditValues();
+  const fleet = o.queue ? new ConsoleFleet(o.queue, store, servers) : undefined;
+  await fleet?.start();
+  const ctx: ApiContext = { store, servers, fleet, auditPath: o.config.auditPath, stateDir, audit, auditValues, health: trails.view, json, scrub };
+  // The filters' first choices: the tools and outcomes of the newest stretch of the trail.
+  if (o.config.auditPath)
+    void readAuditPage(o.config.auditPath, { limit: 1_000 }).then(
+      (page) => auditValues.add(page.entries),
+      () => undefined,
+    );
 
   const files = await followStateFiles({
     stateDir,
@@ -62,7 +82,7 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
       store.record(record);
       if (record.event !== "start") return;
       // A private instance's session is in the registry before its record is written.
-      const url = record.isolation === "instance" ? servers.instanceUrlOf(record.session_id) : record.server;
+      const url = onInstance(record.isolation) ? servers.instanceUrlOf(record.session_id) : record.server;
       if (url) {
         store.relocate(record.session_id, url);
         servers.follow(url);
@@ -71,10 +91,11 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     onInstances: (rows) => {
       servers.setInstances(rows);
       for (const task of store.tasks.values()) {
-        const url = task.isolation === "instance" ? servers.instanceUrlOf(task.id) : undefined;
+        const url = onInstance(task.isolation) ? servers.instanceUrlOf(task.id) : undefined;
         if (url) store.relocate(task.id, url);
       }
     },
+    onWorktrees: (rows) => store.worktrees(rows),
     onAudit: () => store.emit({ type: "audit" }),
   });
 
@@ -96,6 +117,7 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
       if (!allowed.ok) return json(res, 403, { error: `refused: ${allowed.why}` });
       const body = await readBody(req);
       if (url.pathname === "/api/answer") return answer(ctx, res, body);
+      if (url.pathname === "/api/queue/cancel") return cancelQueued(ctx, res, body);
       const stop = /^\/api\/instances\/(\d+)\/stop$/.exec(url.pathname);
       if (stop) return stopInstance(ctx, res, Number(stop[1]));
       return json(res, 404, { error: "no such action" });
@@ -108,6 +130,7 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     }
     if (url.pathname === "/api/events") return events(ctx, req, res);
     if (url.pathname === "/api/servers") return json(res, 200, { servers: servers.list() });
+    if (url.pathname === "/api/queue") return queueView(ctx, res);
     if (url.pathname === "/api/audit") return auditPage(ctx, res, url.searchParams);
     const task = /^\/api\/tasks\/(ses_[A-Za-z0-9]+)$/.exec(url.pathname);
     if (task) return taskDetail(ctx, res, task[1]!);
@@ -126,9 +149,11 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(o.port ?? 0, host, () => resolve());
-  }).catch((error: NodeJS.ErrnoException) => {
+  }).catch(async (error: NodeJS.ErrnoException) => {
+    trails.close();
     files.close();
     servers.close();
+    await fleet?.close();
     throw new Error(error.code === "EADDRINUSE" ? `port ${o.port} is in use: pick another with --port, or leave it out for a free one` : error.message);
   });
   const port = (server.address() as AddressInfo).port;
@@ -138,11 +163,13 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     url: `${origin}/?token=${auth.token}`,
     origin,
     async close() {
+      trails.close();
       files.close();
       servers.close();
+      await fleet?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await ctx.audit.close();
+      await audit.close();
     },
   };
 }

@@ -11,7 +11,7 @@ import type { HubEvent } from "../core/engine/events.js";
 import { LiveParts } from "../core/engine/live-parts.js";
 import { activityOf, requestChangeOf } from "../core/engine/server-events.js";
 import type { InstanceRow } from "../core/instances/registry.js";
-import type { Store } from "./store.js";
+import { followed, type Store } from "./store.js";
 
 export interface ServerView {
   url: string;
@@ -44,6 +44,8 @@ interface Followed {
 export class Servers {
   private readonly followed = new Map<string, Followed>();
   private instances: InstanceRow[] = [];
+  /** Passwords of the fleet's servers (from the queue's server table). */
+  private readonly fleetPasswords = new Set<string>();
 
   constructor(
     private readonly store: Store,
@@ -53,7 +55,7 @@ export class Servers {
 
   /** Every password the console holds, to scrub from anything it sends. */
   secrets(): string[] {
-    return [this.config.opencodePassword ?? "", ...this.instances.map((r) => r.password)];
+    return [this.config.opencodePassword ?? "", ...this.instances.map((r) => r.password), ...this.fleetPasswords];
   }
 
   list(): ServerView[] {
@@ -93,12 +95,14 @@ export class Servers {
     this.onChange();
   }
 
-  /** Starts following `url` (once). */
-  follow(url: string): void {
+  /** Starts following `url` (once); `access`: how to reach a fleet worker's server (its table row). */
+  follow(url: string, access?: { username?: string; password?: string }): void {
     if (this.followed.has(url)) return;
     const row = this.instances.find((r) => r.url === url);
-    const password = row?.password ?? this.config.opencodePassword;
-    const conductor = new Conductor({ url, ...(password ? { password, username: row ? undefined : this.config.opencodeUsername } : {}) });
+    if (access?.password) this.fleetPasswords.add(access.password);
+    const password = row?.password ?? access?.password ?? this.config.opencodePassword;
+    const username = row ? undefined : access ? access.username : this.config.opencodeUsername;
+    const conductor = new Conductor({ url, queue: false, ...(password ? { password, username } : {}) });
     const followed: Followed = { conductor, view: { url, healthy: false, tasks: 0 }, stop: new AbortController(), parts: new LiveParts() };
     this.followed.set(url, followed);
     void this.run(followed);
@@ -156,7 +160,7 @@ export class Servers {
       }),
     );
     this.store.resetPending(f.view.url, [...new Map(pending.flat().map((r) => [r.id, r])).values()]);
-    await Promise.all(tasks.filter((t) => t.status_from !== "tool").map((t) => this.refresh(t.id)));
+    await Promise.all(tasks.filter(followed).map((t) => this.refresh(t.id)));
   }
 
   /**
@@ -175,7 +179,7 @@ export class Servers {
       const last = state.last;
       this.store.live(sessionId, { type: state.state, ...(state.retry ? { attempt: state.retry.attempt, message: state.retry.message } : {}) });
       this.store.settled(sessionId, {
-        status: state.state === "idle" ? last.status : last.status === "blocked" ? "blocked" : "running",
+        status: state.state === "idle" || state.state === "unreachable" ? last.status : last.status === "blocked" ? "blocked" : "running",
         tokens: last.tokens?.total,
         cost: last.cost,
         files: last.files?.map((x) => x.path),
@@ -195,7 +199,8 @@ export class Servers {
       else if (activity.state !== "ended") this.store.live(activity.sessionId, { type: activity.state });
       // A run that ended whose caller has not answered (or is gone): read what opencode recorded.
       const ended = activity.state === "idle" || activity.state === "ended";
-      if (ended && this.store.tasks.get(activity.sessionId)?.status_from !== "tool") void this.refresh(activity.sessionId, true);
+      const task = this.store.tasks.get(activity.sessionId);
+      if (ended && task && followed(task)) void this.refresh(activity.sessionId, true);
     }
     const request = requestChangeOf(event);
     if (request?.kind === "asked") {

@@ -1,9 +1,10 @@
 // What the console knows about tasks, pending requests and servers, built from the state dir's task
 // records and the live events of each opencode server. Every change is announced to listeners (the
 // browser streams), as the changed row, never as a full reload.
+import type { PendingRequest } from "../core/model/pending-request.js";
 import type { LivePart } from "../core/engine/live-parts.js";
-import type { PendingRequest } from "../core/policy/approvals.js";
 import type { TaskRecord, TaskStart } from "../core/governance/task-records.js";
+import type { MergeRecord, WorktreeRow } from "../core/worktrees/registry.js";
 
 /** A stretch of a task's life in one state, for the timeline. `to` undefined: still in it. */
 export interface Segment {
@@ -25,7 +26,7 @@ export interface TaskView extends Pick<
   checks?: Array<{ round: number; command: string; passed: boolean; exit: number | null }>;
   started_at: number;
   ended_at?: number;
-  /** The tools' statuses: done, error, blocked, running, interrupted, lost, checks_failed, budget_exceeded. */
+  /** The tools' statuses: done, error, blocked, running, interrupted, lost, unreachable, checks_failed, budget_exceeded. */
   status: string;
   /** Where this status comes from: the MCP call's answer, or opencode read by the console. */
   status_from: "tool" | "opencode" | "start";
@@ -39,16 +40,45 @@ export interface TaskView extends Pick<
   segments: Segment[];
   /** Times approvals were asked. */
   approvals: number[];
+  /** A worktree task's checkout, branch and merge state (from the worktree registry). */
+  worktree?: WorktreeView;
 }
 
-export type PendingView = PendingRequest & { server: string; directory?: string; asked_at: number };
+export interface WorktreeView {
+  /** creating, running or finished (its work committed). */
+  state: WorktreeRow["state"];
+  branch?: string;
+  base: string;
+  head?: string;
+  changed?: boolean;
+  path: string;
+  port: number;
+  /** The checkout was removed (TTL); the branch stays. */
+  checkout_removed: boolean;
+  merge?: MergeRecord;
+}
+
+/** `task_id`: a request in a worker's session on the fleet (its task on the queue). */
+export type PendingView = PendingRequest & { server: string; directory?: string; asked_at: number; task_id?: string };
+
+/** The console reads this task's status from opencode: no tool answered it, or the answer left the outcome unknown (`unreachable`). */
+export function followed(task: TaskView): boolean {
+  return task.status_from !== "tool" || task.status === "unreachable";
+}
 
 export type Change =
-  { type: "task"; task: TaskView } | { type: "pending"; pending: PendingView[] } | { type: "servers" } | { type: "audit" } | { type: "part"; live: LivePart };
+  | { type: "task"; task: TaskView }
+  | { type: "pending"; pending: PendingView[] }
+  | { type: "servers" }
+  | { type: "audit" }
+  | { type: "health" }
+  | { type: "part"; live: LivePart };
 
 export class Store {
   readonly tasks = new Map<string, TaskView>();
   readonly pending = new Map<string, PendingView>();
+  /** The worktree registry's rows by session, kept for tasks whose record comes later. */
+  private worktreeRows = new Map<string, WorktreeView>();
   private readonly listeners = new Set<(change: Change) => void>();
 
   subscribe(listener: (change: Change) => void): () => void {
@@ -90,6 +120,7 @@ export class Store {
         budget: r.budget,
         checks_configured: r.checks ?? [],
         started_at: existing?.started_at ?? at,
+        worktree: existing?.worktree ?? this.worktreeRows.get(r.session_id),
       };
       this.put(task);
       return;
@@ -98,6 +129,8 @@ export class Store {
     if (!task) return;
     // running/blocked answers are not an end: the work goes on and the console keeps following it.
     if (r.status === "running" || r.status === "blocked") return;
+    // Nor is unreachable (opencode did not answer the tool): shown, and replaced by what opencode records once it answers.
+    if (r.status === "unreachable") return this.put({ ...task, status: r.status, status_from: "tool", error: r.error });
     const at = Date.parse(r.time);
     this.put({
       ...task,
@@ -113,6 +146,18 @@ export class Store {
       checks: r.checks ?? task.checks,
       segments: closeSegments(task.segments, at),
     });
+  }
+
+  /** The worktree registry changed: each worktree task's view follows its row (a removed row: no worktree any more). */
+  worktrees(rows: WorktreeRow[]): void {
+    const next = new Map(rows.flatMap((r) => (r.sessionId ? [[r.sessionId, worktreeView(r)] as const] : [])));
+    const ids = new Set([...this.worktreeRows.keys(), ...next.keys()]);
+    this.worktreeRows = next;
+    for (const id of ids) {
+      const task = this.tasks.get(id);
+      const view = next.get(id);
+      if (task && JSON.stringify(task.worktree) !== JSON.stringify(view)) this.put({ ...task, worktree: view });
+    }
   }
 
   /** The task runs on another server than its record says (a private instance, found in the registry). */
@@ -138,7 +183,7 @@ export class Store {
       retry,
       segments,
       ...(reopened ? { ended_at: undefined, status: "running", status_from: "opencode" as const, segments: enter(task.segments, "running", at) } : {}),
-      ...(task.ended_at === undefined && status.type !== "idle" && task.status_from !== "tool"
+      ...(task.ended_at === undefined && status.type !== "idle" && followed(task)
         ? { status: this.blockedNow(sessionId) ? "blocked" : "running", status_from: "opencode" as const }
         : {}),
     });
@@ -147,8 +192,8 @@ export class Store {
   /** The status opencode recorded for a task whose MCP call has not answered (or whose caller is gone). */
   settled(sessionId: string, s: { status: string; tokens?: number; cost?: number; files?: string[]; error?: string; model?: string }, at = Date.now()): void {
     const task = this.tasks.get(sessionId);
-    if (!task || task.status_from === "tool") return;
-    const ended = s.status !== "running" && s.status !== "blocked";
+    if (!task || !followed(task)) return;
+    const ended = s.status !== "running" && s.status !== "blocked" && s.status !== "unreachable";
     this.put({
       ...task,
       status: s.status,
@@ -199,6 +244,20 @@ export class Store {
     this.tasks.set(task.id, task);
     this.emit({ type: "task", task });
   }
+}
+
+function worktreeView(r: WorktreeRow): WorktreeView {
+  return {
+    state: r.state,
+    ...(r.branch ? { branch: r.branch } : {}),
+    base: r.base,
+    ...(r.head ? { head: r.head } : {}),
+    ...(r.changed !== undefined ? { changed: r.changed } : {}),
+    path: r.path,
+    port: r.port,
+    checkout_removed: r.checkoutRemovedAt !== undefined,
+    ...(r.merge ? { merge: r.merge } : {}),
+  };
 }
 
 function enter(segments: Segment[], state: Segment["state"], at: number): Segment[] {

@@ -1,67 +1,96 @@
 // The library's entry point: one object per opencode server, holding its engine (opencode 1.x or
 // 2.x, picked by asking the server, engine/detect.ts), the shared event stream and settings, with
 // every core capability as a method.
+import type { AnswerPermission, AnswerQuestion, PendingRequest } from "./model/pending-request.js";
 import { connect, type ConnectOptions, type OpencodeClient } from "../client/connect.js";
 import { NotFoundError } from "../client/errors.js";
 import { lazyEngine, openEngine } from "./engine/detect.js";
 import type { Engine } from "./engine/engine.js";
-import { V1Engine } from "./engine/v1.js";
-import type { AnswerPermission, AnswerQuestion, PendingRequest } from "./policy/approvals.js";
+import { V1Engine } from "./engine/v1/v1-engine.js";
 import { catalog, type CatalogKind } from "./catalog/catalogs.js";
 import { listModels, type ListModelsOptions } from "./catalog/models.js";
 import { serverStatus } from "./catalog/status.js";
 import type { CoreContext, CoreSettings, DirectoryOption, SessionDefaults } from "./context.js";
-// With a queue, anything but a session id given to wait/result/interrupt is a task id.
-import { isSessionId } from "./inputs/ids.js";
 import { InstanceLeases } from "./instances/leases.js";
+import { Worktrees } from "./worktrees/worktrees.js";
 import type { InstanceManager } from "./instances/manager.js";
-import { guardedEnv } from "./policy/guard-rails.js";
-import { permissionRules } from "./policy/permissions.js";
 import { sessionsApi, type SessionsApi } from "./sessions/api.js";
-import { interrupt, result, send, wait, type SendOptions } from "./control.js";
-import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.js";
-import { UnknownRequestError, UsageError } from "./errors.js";
+import { send } from "./control.js";
+import { UnknownRequestError } from "./errors.js";
 import { EventHub } from "./event-hub.js";
-import { parallel, waitAll, type ParallelOptions, type ParallelTask, type WaitAllOptions } from "./parallel.js";
+import { resumeDelegation, type ResumeOptions } from "./resume.js";
+import { endLine, taskRecordsFor } from "./governance/task-lines.js";
+import type { TaskRecords } from "./governance/task-records.js";
+import { delegationsApi, type DelegationsApi } from "./ledger/delegations.js";
+import { FileLedgerStore } from "./ledger/file-store.js";
+import { Ledger, stateDirLedger } from "./ledger/ledger.js";
+import { MemoryLedgerStore } from "./ledger/store.js";
+import { waitAll, type WaitAllOptions } from "./parallel.js";
+import { interruptAt, resultAt, waitAt, type FollowUpOptions } from "./placement/follow-ups.js";
+import type { PlacedBatch, PlacedResult } from "./placement/result.js";
+import { startBatch, startTask, type BatchOptions, type BatchTask, type TaskOptions } from "./placement/run.js";
+import { startSend, type SendStartOptions } from "./placement/send.js";
 import { sessionScope } from "./sessions/scope.js";
 import type { Detail } from "./turns/summary.js";
-import { runningWatches } from "./turns/kept-watches.js";
-import type { WaitOptions } from "./turns/turn.js";
+import { runningWatch, runningWatches } from "./turns/kept-watches.js";
 import type { TaskQueue } from "./queue/client.js";
 import { queueSettingsFromEnv, type QueueSettings } from "./queue/settings.js";
-import type { QueuedDelegateOptions } from "./queue/spec.js";
-import type { TaskView } from "./queue/outcome.js";
+import { workflowsApi, type StartWorkflowOptions, type WaitRunOptions, type WorkflowsApi } from "./workflows/api.js";
+import type { WorkflowRun } from "./workflows/run-record.js";
+import { isSessionId } from "./inputs/ids.js";
+
+const HOLDS_TIMEOUT_MS = 5_000;
+
+/** Does this server hold the session? A server that does not answer in 5 s does not. */
+async function holdsSession(c: Conductor, sessionId: string): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      c.engine.getSession(sessionId),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("no answer")), HOLDS_TIMEOUT_MS))),
+    ]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * `url` (+ password, directory): the engine is picked on first use by asking the server; `client`:
  * a 1.x client, used as is; `engine`: an engine built elsewhere (e.g. `Conductor.connect`).
  */
-export type ConductorOptions = (ConnectOptions | { client: OpencodeClient } | { engine: Engine; client?: OpencodeClient }) &
-  CoreSettings & {
-    /**
-     * Private instances for `isolation: "instance"` (e.g. `new InstanceManager({ stateDir, ttlS })`),
-     * or leases shared with other conductors; without it, such a task is refused.
-     */
-    instances?: InstanceManager | InstanceLeases<Conductor>;
-    /**
-     * Run delegate/parallel/wait/result/interrupt as jobs on a Redis-backed BullMQ queue, by workers
-     * (docs/scaling.md). Default: OPENCODE_CONDUCTOR_QUEUE; `false`: always in this process.
-     */
-    queue?: QueueSettings | false;
-  };
+export type ConductorOptions = (ConnectOptions | { client: OpencodeClient } | { engine: Engine; client?: OpencodeClient }) & ConductorExtras;
 
-export interface ConductorDelegateOptions extends DelegateOptions {
+/** What a conductor holds besides its connection: settings, private instances, the queue, the state dir. */
+export type ConductorExtras = CoreSettings & {
   /**
-   * `instance`: run on a private opencode server for `directory` (started or reused), under the
-   * guard rails; its session is recorded in the instance registry. Default `shared`.
+   * Private instances for `isolation: "instance"` (e.g. `new InstanceManager({ stateDir, ttlS })`),
+   * or leases shared with other conductors; without it, such a task is refused.
    */
-  isolation?: "shared" | "instance";
-}
-
-export type ConductorDelegateResult = DelegateResult & {
-  isolation?: "instance";
-  /** A command to watch the session live (no password in it). */ attach?: string;
+  instances?: InstanceManager | InstanceLeases<Conductor>;
+  /** Worktree tasks (`isolation: "worktree"`); default: in `stateDir`, else in the private instances' state dir. */
+  worktrees?: Worktrees;
+  /**
+   * Run delegate/parallel/wait/result/interrupt as jobs on a Redis-backed BullMQ queue, by workers
+   * (docs/scaling.md). Default: OPENCODE_CONDUCTOR_QUEUE; `false`: always in this process.
+   */
+  queue?: QueueSettings | false;
+  /**
+   * Where the delegation ledger (request ids, `conductor.delegations`) and the task records the
+   * web console reads are kept, e.g. the MCP server's OPENCODE_CONDUCTOR_STATE_DIR. Without it they
+   * are kept in this object's memory (request ids de-duplicate here only; no task records). With a
+   * queue, the ledger lives in the queue's Redis.
+   */
+  stateDir?: string;
 };
+
+/** delegate's options: the core's, plus where to run (`isolation`, `repo`) and the idempotency key (`requestId`). */
+export type ConductorDelegateOptions = TaskOptions;
+
+/** What delegate answers, wherever the task ran. */
+export type ConductorDelegateResult = PlacedResult;
 
 export class Conductor implements CoreContext {
   readonly engine: Engine;
@@ -74,11 +103,23 @@ export class Conductor implements CoreContext {
   readonly sessions: SessionsApi = sessionsApi(this);
   /** Private instances, when configured (see ConductorOptions.instances). */
   readonly instances?: InstanceLeases<Conductor>;
+  /** Worktree tasks' worktrees, branches and their registry (see ConductorOptions.worktrees). */
+  readonly worktrees?: Worktrees;
   readonly queueSettings?: QueueSettings;
+  /** The state dir of the ledger and the task records, when given. */
+  readonly stateDir?: string;
+  /** The delegation ledger: every accepted delegate and parallel call, by id and by request id. */
+  readonly ledger: Ledger;
+  /** The task records the web console reads (with a state dir). */
+  readonly records?: TaskRecords;
+  /** Delegations by id: `conductor.delegations.get(id)`, `.wait(id)`, `.cancel(id)`, `.list()`; `.delegate(…)` answers a handle at once. */
+  readonly delegations: DelegationsApi;
   private fleet?: Promise<TaskQueue>;
+  /** Conductors of the fleet's opencode servers, by URL (sessions a worker ran live there). */
+  private readonly peers = new Map<string, { conductor: Conductor; password?: string }>();
 
   /** Asks the server what it is now (1.x or 2.x) and connects the engine for it; fails early when it cannot. */
-  static async connect(options: ConnectOptions & CoreSettings): Promise<Conductor> {
+  static async connect(options: ConnectOptions & ConductorExtras): Promise<Conductor> {
     const client = connect(options);
     return new Conductor({ ...options, client, engine: await openEngine(options, client) });
   }
@@ -109,6 +150,28 @@ export class Conductor implements CoreContext {
         : instances &&
           new InstanceLeases(instances, (i) => new Conductor({ url: i.url, password: i.password, directory: i.directory, ...this.settings, queue: false }));
     this.queueSettings = options.queue === false ? undefined : (options.queue ?? queueSettingsFromEnv());
+    this.stateDir = options.stateDir;
+    const stateDir = options.stateDir;
+    const worktreeDir = stateDir ?? this.instances?.manager.registry.stateDir;
+    this.worktrees = options.worktrees ?? (worktreeDir ? new Worktrees({ stateDir: worktreeDir }) : undefined);
+    this.ledger = this.queueSettings
+      ? new Ledger(async () => (await this.taskQueue()!).ledgerStore())
+      : stateDir
+        ? stateDirLedger(stateDir, async () => new FileLedgerStore(stateDir))
+        : new Ledger(async () => new MemoryLedgerStore());
+    this.records = stateDir ? taskRecordsFor(stateDir) : undefined;
+    this.delegations = delegationsApi(this);
+  }
+
+  /** Workflow runs (docs/workflows.md): start, wait, answer a sign-off, resume, cancel, retry; kept in the state dir, audited in `<stateDir>/audit.jsonl`. */
+  get workflows(): WorkflowsApi {
+    return workflowsApi(this);
+  }
+
+  /** Starts a workflow run and waits until it stops: at a sign-off (`blocked`), or at its end. */
+  async workflow(options: StartWorkflowOptions & WaitRunOptions): Promise<WorkflowRun> {
+    const run = await this.workflows.start(options);
+    return this.workflows.wait(run.id, options);
   }
 
   /** The fleet's queue, when one is configured (loaded only then: no Redis connection otherwise). */
@@ -118,40 +181,66 @@ export class Conductor implements CoreContext {
     return (this.fleet ??= import("./queue/client.js").then(({ TaskQueue }) => new TaskQueue(settings)));
   }
 
-  /** Hands a task to an agent (new, continued or forked session) and, by default, waits for the result. */
-  async delegate(
-    options: ConductorDelegateOptions & Pick<QueuedDelegateOptions, "repo" | "guard" | "requestId">,
-  ): Promise<ConductorDelegateResult & { task?: TaskView }> {
-    const { isolation, ...task } = options;
-    // With a queue, new work (not a continued session, not a private instance) is a job for the fleet.
-    const fleet = isolation !== "instance" && task.sessionId === undefined ? this.taskQueue() : undefined;
-    if (fleet) return (await fleet).delegate(task);
-    if (task.repo !== undefined)
-      throw new UsageError("`repo` tasks run on the fleet's workers: configure a queue (OPENCODE_CONDUCTOR_QUEUE, or `queue: { url }`).");
-    if (isolation !== "instance") return delegate(this, task);
-    if (!this.instances) throw new UsageError('isolation "instance" needs private instances: create the Conductor with `instances` (an InstanceManager).');
-    const directory = task.directory ?? this.engine.directory;
-    if (!directory) throw new UsageError('isolation "instance" needs `directory`: the project the private server works in.');
-    const lease = await this.instances.lease(directory);
-    try {
-      let attach: string | undefined;
-      // Instances always run under the guard rails; the caller's rules may restrict further.
-      const permissions = lease.rules(permissionRules(task.permissions));
-      const result = await delegate(lease.conductor, {
-        ...task,
-        directory: lease.directory,
-        permissions,
-        checkEnv: task.checkEnv ?? guardedEnv(process.env),
-        // On record while it runs, so a restart finds it.
-        onSession: async (id) => {
-          attach = await lease.record({ id, title: task.title ?? task.task.split("\n")[0]!.slice(0, 60), model: task.model ?? "" });
-          await task.onSession?.(id);
-        },
-      });
-      return { ...result, isolation: "instance", ...(attach ? { attach } : {}) };
-    } finally {
-      lease.release();
+  /**
+   * With a queue: the conductor of the fleet's opencode server that holds a session a worker ran
+   * (the task record says which; a session the index does not name, e.g. a fork, is looked for on
+   * each server of the fleet). Undefined when the session is not the fleet's. `indexOnly`: the
+   * index alone (one Redis read, no server asked).
+   */
+  async fleetHolder(sessionId: string, o: { indexOnly?: boolean } = {}): Promise<Conductor | undefined> {
+    const fleet = this.taskQueue();
+    if (!fleet || !isSessionId(sessionId)) return undefined;
+    const q = await fleet;
+    const access = await q.serverOf(sessionId);
+    if (access) return access.url === this.client.url ? undefined : this.peer(access);
+    if (o.indexOnly) return undefined;
+    // Not indexed: a session of this server (the usual case), or one made on a worker's server (a fork).
+    if (await holdsSession(this, sessionId)) return undefined;
+    for (const server of await q.servers()) {
+      if (server.url === this.client.url) continue;
+      const peer = this.peer(server);
+      if (!(await holdsSession(peer, sessionId))) continue;
+      await q.indexSession(sessionId, server.url).catch(() => undefined); // the next reader finds it at once
+      return peer;
     }
+    return undefined;
+  }
+
+  /** The passwords of the fleet's servers this conductor reached (to scrub from any answer). */
+  fleetSecrets(): string[] {
+    return [...this.peers.values()].flatMap((p) => (p.password ? [p.password] : []));
+  }
+
+  private peer(access: { url: string; username?: string; password?: string }): Conductor {
+    let peer = this.peers.get(access.url);
+    if (!peer) {
+      const conductor = new Conductor({ url: access.url, password: access.password, username: access.username, ...this.settings, queue: false });
+      this.peers.set(access.url, (peer = { conductor, password: access.password }));
+    }
+    return peer.conductor;
+  }
+
+  /**
+   * Hands a task to an agent (new, continued or forked session) where it belongs (here, a private
+   * instance, or the fleet) and, by default, waits for the result. With `requestId`, a repeat (also
+   * after a restart, with a state dir or a queue) answers the first start's session, `replayed`.
+   */
+  async delegate(options: ConductorDelegateOptions): Promise<ConductorDelegateResult> {
+    return startTask(this, options).result;
+  }
+
+  /** Follows a delegation whose caller came back (an approval answered): waits for its turn, then runs its checks. */
+  async resume(sessionId: string, options?: ResumeOptions) {
+    const r = await resumeDelegation(this, sessionId, options);
+    await this.records?.append(endLine(r));
+    return r;
+  }
+
+  /** As resume, for a batch's sessions (in task order; undefined: a task that never started). */
+  async resumeBatch(sessionIds: ReadonlyArray<string | undefined>, options?: WaitAllOptions) {
+    const batch = await waitAll(this, sessionIds, options);
+    await Promise.all(batch.results.map((r) => (r.sessionId ? this.records?.append(endLine(r)) : undefined)));
+    return batch;
   }
 
   /** Waits for a batch's sessions at once, in input order (e.g. after a restart, with the ids a batch started). */
@@ -174,45 +263,33 @@ export class Conductor implements CoreContext {
     return catalog(this, kind, options);
   }
 
-  /** Runs independent tasks at once, one session each; one failure never fails the others. */
-  async parallel(tasks: Array<ParallelTask & Pick<QueuedDelegateOptions, "repo" | "guard">>, options?: ParallelOptions & { requestId?: string }) {
-    const fleet = this.taskQueue();
-    if (!fleet) return parallel(this, tasks, options);
-    // The fleet's workers set how many run at once; approvals cannot reach a worker's session.
-    const o = options ?? {};
-    return (await fleet).parallel(tasks, {
-      requestId: o.requestId,
-      timeoutMs: o.timeoutMs,
-      signal: o.signal,
-      detail: o.detail,
-      maxTokens: o.maxTokens,
-      maxCostUsd: o.maxCostUsd,
-      onTaskProgress: o.onProgress,
-    });
+  /** Runs independent tasks at once, one session each; one failure never fails the others. With a queue, as jobs for the fleet. */
+  async parallel(tasks: BatchTask[], options?: BatchOptions): Promise<PlacedBatch> {
+    return startBatch(this, tasks, options).result;
   }
 
-  /** Queues a message after the current turn, or steers it into the turn (opencode 1.x: interrupt, then continue with it). */
-  send(sessionId: string, message: string, options?: SendOptions) {
-    return send(this, sessionId, message, options);
+  /**
+   * Queues a message after the current turn, or steers it into the turn (opencode 1.x: interrupt,
+   * then continue with it). With `requestId`, under the ledger: a repeat sends nothing again.
+   */
+  async send(sessionId: string, message: string, options?: SendStartOptions) {
+    if (options?.requestId !== undefined) return startSend(this, sessionId, message, options).result;
+    return send((await this.fleetHolder(sessionId)) ?? this, sessionId, message, options);
   }
 
-  /** Stops a session's turn; with a queue, a task id cancels the task (queued or running). */
-  async interrupt(sessionId: string, options?: { detail?: Detail }) {
-    const fleet = this.taskQueue();
-    return fleet && !isSessionId(sessionId) ? (await fleet).cancel(sessionId) : interrupt(this, sessionId, options);
+  /** Stops a session's turn; with a queue, a task or batch id cancels it (queued or running). */
+  interrupt(id: string, options?: { detail?: Detail }) {
+    return interruptAt(this, id, options);
   }
 
-  /** Waits for a session's turn; with a queue, a task id waits for the task on the fleet. */
-  async wait(sessionId: string, options?: WaitOptions) {
-    const fleet = this.taskQueue();
-    return fleet && !isSessionId(sessionId) ? (await fleet).wait(sessionId, options) : wait(this, sessionId, options);
+  /** Waits for a session's turn; with a queue, a task id waits for the task, a batch id for the whole batch (`batch`). */
+  wait(id: string, options?: FollowUpOptions) {
+    return waitAt(this, id, options);
   }
 
-  async result(sessionId: string, options?: { detail?: Detail }) {
-    const fleet = this.taskQueue();
-    if (!fleet || isSessionId(sessionId)) return result(this, sessionId, options);
-    const last = await (await fleet).read(sessionId);
-    return { sessionId: last.sessionId, state: last.status === "running" ? ("busy" as const) : ("idle" as const), last };
+  /** A session's state now, without waiting; with a queue, a task's. */
+  result(id: string, options?: { detail?: Detail }) {
+    return resultAt(this, id, options);
   }
 
   /**
@@ -221,18 +298,33 @@ export class Conductor implements CoreContext {
    */
   async pending(options: { sessionId?: string } = {}): Promise<PendingRequest[]> {
     if (options.sessionId) {
+      const holder = await this.fleetHolder(options.sessionId);
+      if (holder) return holder.pending(options);
       const ctx = await sessionScope(this, options.sessionId);
       const sessions = runningWatches(this).find((w) => w.sessionId === options.sessionId)?.sessions ?? [options.sessionId];
       return ctx.engine.listPending(sessions);
     }
     const directories = new Set([this.engine.directory, ...runningWatches(this).map((w) => w.directory)]);
     const lists = await Promise.all([...directories].map((d) => this.engine.withDirectory(d).listPending()));
-    return [...new Map(lists.flat().map((r) => [r.id, r])).values()];
+    // With a queue, what waits in the workers' sessions too (published in Redis by the workers).
+    const fleet = this.taskQueue();
+    const onFleet = fleet ? (await (await fleet).pending()).map((r) => r.request) : [];
+    return [...new Map([...lists.flat(), ...onFleet].map((r) => [r.id, r])).values()];
+  }
+
+  /** This conductor follows a turn of the session (it started or waited on it, and the turn goes on): the session is on its server. */
+  follows(sessionId: string): boolean {
+    return runningWatch(this, sessionId) !== undefined;
   }
 
   /** Answers a permission request (`requestId` + `decision`) or a question (`questionId` + `answers` or `reject`). */
   async answer(answer: AnswerPermission | AnswerQuestion): Promise<void> {
     const id = "requestId" in answer ? answer.requestId : answer.questionId;
+    // A request in a worker's session is answered on that worker's opencode.
+    const onFleet = await (await this.taskQueue())?.request(id);
+    const access = onFleet && (await (await this.taskQueue())!.server(onFleet.server));
+    if (onFleet && access && access.url !== this.client.url) return this.peer(access).answer({ ...answer, sessionId: onFleet.request.sessionId });
+    if (onFleet && !answer.sessionId) answer = { ...answer, sessionId: onFleet.request.sessionId };
     // The reply must go to the directory instance that asked (docs/opencode-behaviour.md §9).
     const directory = answer.sessionId ? (await sessionScope(this, answer.sessionId)).engine.directory : this.hub.directoryOf(id);
     const engine = directory === undefined ? this.engine : this.engine.withDirectory(directory);
@@ -253,6 +345,8 @@ export class Conductor implements CoreContext {
     this.hub.close();
     void this.fleet?.then((q) => q.close());
     this.fleet = undefined;
+    for (const peer of this.peers.values()) peer.conductor.close();
+    this.peers.clear();
     this.instances?.closeAll();
   }
 }

@@ -3,6 +3,7 @@ import { Budget } from "./governance/budget.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./catalog/models.js";
 import { quoted, UsageError } from "./errors.js";
+import { checkPromptText } from "./inputs/prompt-text.js";
 import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks } from "./turns/fallback-policy.js";
 import { startWatchdog } from "./turns/fallback-watchdog.js";
 import type { FallbackRecord } from "./turns/summary.js";
@@ -10,7 +11,8 @@ import type { ModelRef } from "./catalog/model-resolve.js";
 import { sessionScope } from "./sessions/scope.js";
 import type { TurnSummary } from "./turns/summary.js";
 import { runningWatch } from "./turns/kept-watches.js";
-import { runTurn, summarizeSession, waitForSession, type WaitOptions } from "./turns/turn.js";
+import { runTurn, summarizeSession, unreachableSummary, waitForSession, type WaitOptions } from "./turns/turn.js";
+import { Deadline, isNoAnswer, unreachableMessage } from "./turns/deadline.js";
 
 import type { Delivery } from "./engine/engine.js";
 
@@ -32,10 +34,13 @@ export interface SendOptions extends WaitOptions {
   fallbackModels?: string[];
   retryTimeoutMs?: number;
   onFallback?: (record: FallbackRecord) => void;
+  /** Told once opencode has taken the message (before the wait), e.g. to put it on record as sent. */
+  onSent?: () => Promise<void>;
 }
 
 export async function send(base: CoreContext, sessionId: string, message: string, o: SendOptions = {}): Promise<TurnSummary & { delivery: Delivery }> {
   if (typeof message !== "string" || !message.trim()) throw new UsageError("`message` is empty: say what the agent should do next.");
+  checkPromptText(message, "message");
   const delivery = o.delivery ?? "queue";
   if (delivery !== "queue" && delivery !== "steer") throw new UsageError(`Unknown delivery ${quoted(delivery)}: use queue or steer.`);
   const ctx = await sessionScope(base, sessionId);
@@ -47,8 +52,12 @@ export async function send(base: CoreContext, sessionId: string, message: string
   // opencode 2.x steers for real (the next model call sees the message); 1.x can only stop the turn and go on.
   const capabilities = await ctx.engine.capabilities();
   if (delivery === "steer" && !capabilities.nativeSteer) await stopTurn(ctx, sessionId);
+  let told = false;
   const prompt = (m: ModelRef | undefined) => async () => {
     await ctx.engine.prompt(sessionId, { text: message, ...(m ? { model: m } : {}), ...(agent ? { agent } : {}), delivery }, () => undefined);
+    if (told) return;
+    told = true;
+    await o.onSent?.();
   };
   // The fallback watchdog follows a turn this message starts; a message queued behind a running turn
   // would leave it watching someone else's turn, so that one goes without.
@@ -77,39 +86,60 @@ export async function interrupt(base: CoreContext, sessionId: string, o: Pick<Wa
   return { ...summary, wasRunning };
 }
 
-/** Waits for the session's current turn (or returns the last one when idle). */
+/** Waits for the session's current turn (or returns the last one when idle), within `timeoutMs` whatever the server does. */
 export async function wait(base: CoreContext, sessionId: string, o: WaitOptions = {}): Promise<TurnSummary> {
-  const ctx = await sessionScope(base, sessionId);
-  const summary = await waitForSession(ctx, sessionId, o);
+  const deadline = Deadline.after(o.timeoutMs);
+  let ctx: CoreContext;
+  try {
+    ctx = await deadline.read(sessionScope(base, sessionId), "session.get");
+  } catch (error) {
+    if (!isNoAnswer(error)) throw error;
+    return unreachableSummary(base, sessionId, runningWatch(base, sessionId), unreachableMessage(base.engine.url, error), o.detail);
+  }
+  const summary = await waitForSession(ctx, sessionId, o, deadline);
   // A turn stopped by its budget says so, whoever waits for it.
   return Budget.exceededFor(ctx, summary)?.apply(summary) ?? summary;
 }
 
 export interface SessionState {
   sessionId: string;
-  /** What the session does right now. */
-  state: "idle" | "busy" | "retry";
+  /** What the session does right now; `unreachable`: opencode did not answer the reads (see `last`). */
+  state: "idle" | "busy" | "retry" | "unreachable";
   retry?: { attempt: number; message: string; nextAt: number };
   /** The last turn (status `running` or `blocked` while it goes on). */
   last: TurnSummary;
 }
 
-/** The session's state without waiting. */
+/**
+ * How long result()'s first reads (the session, its status) may take before it answers
+ * `unreachable`: quick on a server that answers. Once they are answered, the summary's reads have
+ * the client's timeouts (a turn idle without a recorded end still waits for the machine's re-reads).
+ */
+export const RESULT_READ_MS = 10_000;
+
+/** The session's state without waiting for its turn (a server that does not answer: `unreachable` within RESULT_READ_MS plus the answer margin). */
 export async function result(base: CoreContext, sessionId: string, o: Pick<WaitOptions, "detail"> = {}): Promise<SessionState> {
-  const ctx = await sessionScope(base, sessionId);
-  const status = await ctx.engine.runState(sessionId);
-  const watch = runningWatch(ctx, sessionId);
-  // A prompt accepted a moment ago is not busy yet (docs/opencode-behaviour.md §2), but this process knows it runs.
-  const state = status.type !== "idle" ? status.type : watch ? "busy" : "idle";
-  const read = await summarizeSession(ctx, sessionId, { outcome: state === "idle" ? "idle" : "timeout", watch, detail: o.detail });
-  const last = Budget.exceededFor(ctx, read)?.apply(read) ?? read;
-  if (last.pending && last.pending.length > 0) last.status = "blocked";
-  return {
-    sessionId,
-    state,
-    ...(status.type === "retry" ? { retry: { attempt: status.attempt, message: status.message, nextAt: status.next } } : {}),
-    last,
-  };
+  const deadline = Deadline.after(RESULT_READ_MS);
+  try {
+    const ctx = await deadline.read(sessionScope(base, sessionId), "session.get");
+    const status = await deadline.read(ctx.engine.runState(sessionId), "the session's status");
+    const watch = runningWatch(ctx, sessionId);
+    // A prompt accepted a moment ago is not busy yet (docs/opencode-behaviour.md §2), but this process knows it runs.
+    const state = status.type !== "idle" ? status.type : watch ? "busy" : "idle";
+    const read = await summarizeSession(ctx, sessionId, { outcome: state === "idle" ? "idle" : "timeout", watch, detail: o.detail });
+    const last = Budget.exceededFor(ctx, read)?.apply(read) ?? read;
+    if (last.pending && last.pending.length > 0) last.status = "blocked";
+    return {
+      sessionId,
+      state: last.status === "unreachable" ? "unreachable" : state,
+      ...(status.type === "retry" ? { retry: { attempt: status.attempt, message: status.message, nextAt: status.next } } : {}),
+      last,
+    };
+  } catch (error) {
+    if (!isNoAnswer(error)) throw error;
+    const last = unreachableSummary(base, sessionId, runningWatch(base, sessionId), unreachableMessage(base.engine.url, error), o.detail);
+    return { sessionId, state: "unreachable", last };
+  }
 }
 
 const STOP_TIMEOUT_MS = 30_000;
@@ -124,9 +154,13 @@ async function stopTurn(ctx: CoreContext, sessionId: string): Promise<boolean> {
   const idle = new Promise<void>((resolve) => (stopped = resolve));
   // Subscribe before aborting: the abort's idle follows within milliseconds (docs/opencode-behaviour.md §6).
   const { translator } = await ctx.engine.watchKit(sessionId);
-  const unsubscribe = await ctx.hub.subscribe((event) => {
-    if (translator.translate(event, NONE).some((s) => s.kind === "turn" && s.event.type === "status" && s.event.status === "idle")) stopped();
-  });
+  const unsubscribe = await ctx.hub.subscribe(
+    (event) => {
+      if (translator.translate(event, NONE).some((s) => s.kind === "turn" && s.event.type === "status" && s.event.status === "idle")) stopped();
+    },
+    undefined,
+    (id) => id === sessionId,
+  );
   let timer: NodeJS.Timeout | undefined;
   try {
     const status = await ctx.engine.runState(sessionId);

@@ -4,9 +4,11 @@ import { stat } from "node:fs/promises";
 import { basename, extname, isAbsolute, resolve } from "node:path";
 import type { CoreContext } from "./context.js";
 import type { AttachedFile } from "./engine/engine.js";
+import { missingName } from "./catalog/catalogs.js";
 import { resolveModelRef } from "./catalog/models.js";
 import { quoted, UsageError } from "./errors.js";
 import { existingDirectory } from "./inputs/directory.js";
+import { checkPromptText } from "./inputs/prompt-text.js";
 import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks } from "./turns/fallback-policy.js";
 import { startWatchdog } from "./turns/fallback-watchdog.js";
 import type { FallbackRecord } from "./turns/summary.js";
@@ -16,6 +18,7 @@ import { guardedEnv, guardRules } from "./policy/guard-rails.js";
 import { permissionRules, type Permissions } from "./policy/permissions.js";
 import { sessionScope } from "./sessions/scope.js";
 import { runTurn, type RunTurnOptions } from "./turns/turn.js";
+import { Deadline } from "./turns/deadline.js";
 import type { TurnWatch } from "./turns/watch.js";
 
 export interface DelegateOptions extends Omit<RunTurnOptions, "fresh">, GovernOptions {
@@ -59,7 +62,10 @@ export type DelegateResult = GovernedSummary & {
 };
 
 export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<DelegateResult> {
+  // The caller's timeout counts from here: the reads before the prompt take from it.
+  const deadline = Deadline.after(o.timeoutMs);
   if (typeof o.task !== "string" || (!o.task.trim() && !o.command)) throw new UsageError("`task` is empty: say what the agent should do.");
+  checkPromptText(o.task, "task", { files: true });
   if (o.fork && !o.sessionId) throw new UsageError("`fork: true` needs `sessionId`: the session to fork.");
   // Neither major passes sub-agents with a command (1.x drops them, 2.x does not tell the model).
   if (o.command && o.agents?.length)
@@ -76,12 +82,14 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   const remembered = o.sessionId ? ctx.sessionDefaults?.get(o.sessionId) : undefined;
   const modelInput = o.model ?? remembered?.model ?? ctx.settings.defaultModel;
   const agent = o.agent ?? remembered?.agent;
-  const model = modelInput ? await resolveModelRef(scoped, modelInput) : undefined;
-  const fallbacks = await resolveFallbacks(scoped, o.fallbackModels ?? ctx.settings.fallbackModels ?? [], model);
-  const files = await fileParts(o.files ?? [], directory);
-  await engine.checkPrompt({ text: o.task, files });
-  if (o.command) await checkCommand(scoped, o.command);
-  if (agent || o.agents?.length) await checkAgents(scoped, [...(agent ? [agent] : []), ...(o.agents ?? [])]);
+  // The checks do not depend on each other: their requests go out together.
+  const [model, files] = await Promise.all([modelInput ? resolveModelRef(scoped, modelInput) : undefined, fileParts(o.files ?? [], directory)]);
+  const [fallbacks] = await Promise.all([
+    resolveFallbacks(scoped, o.fallbackModels ?? ctx.settings.fallbackModels ?? [], model),
+    engine.checkPrompt({ text: o.task, files }),
+    o.command ? checkCommand(scoped, o.command) : undefined,
+    agent || o.agents?.length ? checkAgents(scoped, [...(agent ? [agent] : []), ...(o.agents ?? [])]) : undefined,
+  ]);
 
   let sessionId: string;
   if (o.sessionId) {
@@ -89,7 +97,9 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
     if (rules) await engine.setRules(sessionId, rules);
   } else {
     // A title given up front also spares a title request to the model (docs/opencode-behaviour.md §0.3).
-    const created = await engine.createSession({ title: o.title ?? titleFrom(o.command ? `/${o.command} ${o.task}` : o.task), ...(rules ? { rules } : {}) });
+    const title = o.title ?? titleFrom(o.command ? `/${o.command} ${o.task}` : o.task);
+    // With what its first prompt asks for, so an engine that can sets it at creation (2.x: one request less each).
+    const created = await engine.createSession({ title, ...(rules ? { rules } : {}), ...(model ? { model } : {}), ...(agent ? { agent } : {}) });
     sessionId = created.id;
   }
   await o.onSession?.(sessionId);
@@ -122,7 +132,7 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   // Gate fix rounds go to the same session as plain prompts, with the task's agent and the model in use.
   const followUp = (text: string) => () =>
     engine.prompt(sessionId, { text, ...(current ? { model: current } : {}), ...(agent ? { agent } : {}) }, () => undefined);
-  const governance = { ...o, fresh: !o.sessionId, ...(o.guard && !o.checkEnv ? { checkEnv: guardedEnv(process.env) } : {}) };
+  const governance = { ...o, timeoutMs: deadline.waitMs, fresh: !o.sessionId, ...(o.guard && !o.checkEnv ? { checkEnv: guardedEnv(process.env) } : {}) };
   const summary = await governed(scoped, sessionId, governance, (text, options) =>
     runTurn(scoped, sessionId, text === undefined ? send : followUp(text), options),
   );
@@ -131,17 +141,16 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
 
 /** An unknown command would only fail inside the background command request: say so up front. */
 async function checkCommand(ctx: CoreContext, name: string): Promise<void> {
-  const commands = await ctx.engine.catalog("commands");
-  if (commands.some((c) => c.name === name)) return;
-  throw new UsageError(`Unknown command ${quoted(name)}. Available commands: ${commands.map((c) => c.name).join(", ") || "(none)"}.`);
+  const missing = await missingName(ctx, "commands", [name]);
+  if (!missing) return;
+  throw new UsageError(`Unknown command ${quoted(name)}. Available commands: ${missing.rows.map((c) => c.name).join(", ") || "(none)"}.`);
 }
 
 /** An unknown agent would only fail once the turn runs (2.x: with no recorded message): say so up front. */
 async function checkAgents(ctx: CoreContext, names: string[]): Promise<void> {
-  const agents = await ctx.engine.catalog("agents");
-  const unknown = names.find((name) => !agents.some((a) => a.name === name));
-  if (unknown === undefined) return;
-  throw new UsageError(`Unknown agent ${quoted(unknown)}. Available agents: ${agents.map((a) => a.name).join(", ") || "(none)"}.`);
+  const missing = await missingName(ctx, "agents", names);
+  if (!missing) return;
+  throw new UsageError(`Unknown agent ${quoted(missing.name)}. Available agents: ${missing.rows.map((a) => a.name).join(", ") || "(none)"}.`);
 }
 
 /** The context bound to another project directory (new sessions are created there). */

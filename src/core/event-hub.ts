@@ -1,38 +1,71 @@
 // One event subscription (1.x `/global/event`, 2.x `/api/event`, through the engine) shared by every waiter on a server: twelve parallel delegations
 // read one stream, not twelve. The stream opens with the first listener and closes shortly after
 // the last one leaves, so a script using the library can exit. When the stream drops, the hub asks
-// the server's health at once: a server that does not answer is gone, and every listener hears
-// `conductor.lost` within a second or two instead of waiting out the reconnect attempts.
-import { safeUrl } from "../client/errors.js";
+// the server's health at once, and tells every listener what the answer means:
+// - the port refuses the connection: the process is gone, and its turns with it (`conductor.lost`,
+//   within a second or two instead of waiting out the reconnect attempts);
+// - no answer (a hung, stopped or cut-off server): nobody knows what its turns do
+//   (`conductor.unreachable`); the stream keeps reconnecting, and the health check is repeated, so a
+//   server that answers again brings `conductor.reconnected` and one that dies meanwhile `conductor.lost`.
+// With many sessions in flight, each event goes only to the listeners that follow a session it names
+// (a listener that says which it follows), and an event naming only sessions nobody follows is dropped
+// by the stream before it is parsed (client/event-sessions.ts): fifty turns do not each read every
+// event of the other forty-nine.
+import { ConnectionError, OpencodeError, connectionRefused, safeUrl } from "../client/errors.js";
+import { sessionsNamedBy } from "../client/event-sessions.js";
 import type { Engine } from "./engine/engine.js";
 import type { HubEvent } from "./engine/events.js";
 
-export type { HubEvent, ServerLostEvent, V2HubEvent } from "./engine/events.js";
+export type { HubEvent, ServerLostEvent, ServerUnreachableEvent, V2HubEvent } from "./engine/events.js";
 /** What the hub reads: the engine's event stream and its health route. */
 export type HubSource = Pick<Engine, "url" | "events" | "health">;
 export type HubListener = (event: HubEvent) => void;
 /** Told when the stream is gone for good (closed, or failed and not reconnecting). */
 export type HubErrorListener = (error: Error) => void;
 
+/** The stream gave up; `unanswered`: because the server stopped answering (not because it refused us). */
+export class StreamFailedError extends Error {
+  override name = "StreamFailedError";
+  constructor(
+    message: string,
+    readonly unanswered: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Which sessions a listener follows, asked for each event that names sessions (it may change: a watch
+ * adds the sub-agents it sees, whose creation names their parent). Without it a listener hears everything.
+ */
+export type Follows = (sessionId: string) => boolean;
+
 /** What a waiter needs from the hub (tests pass a fake). */
 export interface EventSource {
-  subscribe(listener: HubListener, onError?: HubErrorListener): Promise<() => void>;
+  subscribe(listener: HubListener, onError?: HubErrorListener, follows?: Follows): Promise<() => void>;
+  /** When the stream last brought data, heartbeats included (epoch ms; 0: never): it is live, whatever it carries. */
+  heardAt?(): number;
   /** The project directory a permission request or question came from, if the hub saw it asked. */
   directoryOf?(requestId: string): string | undefined;
 }
 
 const LINGER_MS = 1_000;
-/** A live opencode answers its health route in milliseconds; this much silence means it is gone. */
+/** A live opencode answers its health route in milliseconds; this much silence means it does not answer. */
 const PROBE_TIMEOUT_MS = 1_000;
+/** While a server does not answer, how often its health is asked again (one that dies meanwhile is lost). */
+const REPROBE_MS = 5_000;
 const MAX_REQUESTS_REMEMBERED = 1_000;
 
 export class EventHub implements EventSource {
-  private readonly listeners = new Map<HubListener, HubErrorListener | undefined>();
+  private readonly listeners = new Map<HubListener, { onError: HubErrorListener | undefined; follows: Follows | undefined }>();
   private controller: AbortController | undefined;
   private connected: Promise<void> | undefined;
   private lingerTimer: NodeJS.Timeout | undefined;
+  /** The stream's current outage, while one is being probed (cleared when it is back). */
+  private outage: object | undefined;
   // Requests live per directory instance (docs/opencode-behaviour.md §5, §9): answering one needs its directory.
   private readonly requestDirs = new Map<string, string>();
+  private lastData = 0;
 
   constructor(private readonly source: HubSource) {}
 
@@ -40,9 +73,9 @@ export class EventHub implements EventSource {
    * Adds a listener and resolves once the server has confirmed the subscription (`server.connected`),
    * so whatever the caller does next (a prompt) cannot emit events the listener misses.
    */
-  async subscribe(listener: HubListener, onError?: HubErrorListener): Promise<() => void> {
+  async subscribe(listener: HubListener, onError?: HubErrorListener, follows?: Follows): Promise<() => void> {
     clearTimeout(this.lingerTimer);
-    this.listeners.set(listener, onError);
+    this.listeners.set(listener, { onError, follows });
     const unsubscribe = () => this.remove(listener);
     try {
       await this.start();
@@ -51,6 +84,10 @@ export class EventHub implements EventSource {
       throw error;
     }
     return unsubscribe;
+  }
+
+  heardAt(): number {
+    return this.lastData;
   }
 
   directoryOf(requestId: string): string | undefined {
@@ -63,7 +100,7 @@ export class EventHub implements EventSource {
     const orphans = [...this.listeners.values()];
     this.listeners.clear();
     this.stop();
-    for (const onError of orphans) onError?.(new Error("The conductor was closed while waiting for a turn."));
+    for (const { onError } of orphans) onError?.(new Error("The conductor was closed while waiting for a turn."));
   }
 
   private remove(listener: HubListener): void {
@@ -80,11 +117,22 @@ export class EventHub implements EventSource {
     this.controller?.abort();
     this.controller = undefined;
     this.connected = undefined;
+    this.outage = undefined;
+  }
+
+  /** Whether an event naming `sessions` (in its raw text `data`) matters to anyone: false drops it unparsed. */
+  private wanted(sessions: readonly string[], data: string): boolean {
+    // A request asked is remembered for whoever answers it later (directoryOf), followed or not.
+    if (data.includes('.asked"')) return true;
+    for (const { follows } of this.listeners.values()) if (!follows || sessions.some(follows)) return true;
+    return false;
   }
 
   private dispatch(event: HubEvent): void {
     this.remember(event);
-    for (const listener of [...this.listeners.keys()]) {
+    const sessions = sessionsNamedBy(event) ?? (event.type === "v2.event" ? sessionsNamedBy(event.properties) : undefined);
+    for (const [listener, { follows }] of [...this.listeners]) {
+      if (follows && sessions && sessions.length > 0 && !sessions.some(follows)) continue;
       try {
         listener(event);
       } catch {
@@ -108,11 +156,17 @@ export class EventHub implements EventSource {
       let ready = false;
       void (async () => {
         try {
-          for await (const event of this.source.events({ signal: controller.signal })) {
+          const options = {
+            signal: controller.signal,
+            wanted: (sessions: readonly string[], data: string) => this.wanted(sessions, data),
+            onData: () => (this.lastData = Date.now()),
+          };
+          for await (const event of this.source.events(options)) {
             if (!ready && event.type === "server.connected") {
               ready = true;
               resolve();
             }
+            if (event.type === "server.connected") this.outage = undefined;
             this.dispatch(event);
             if (event.type === "conductor.disconnected") void this.probe(controller, event.properties.message);
           }
@@ -131,22 +185,57 @@ export class EventHub implements EventSource {
     return this.connected;
   }
 
-  /** The stream dropped: if the server does not answer either, it is gone (the stream is dropped too). */
+  /**
+   * The stream dropped: ask the server's health. Refused: it is gone (the stream is dropped too).
+   * No answer: say so once, and ask again every REPROBE_MS until the stream is back or it refuses.
+   */
   private async probe(controller: AbortController, why: string): Promise<void> {
-    const answered = await this.source.health(PROBE_TIMEOUT_MS).then(
-      () => true,
-      () => false,
-    );
-    if (answered || this.controller !== controller) return;
-    const message = `opencode at ${safeUrl(this.source.url)} went away (event stream: ${why}; no answer to a health check). Its outcome is unknown until it is back: then ask again with the session id.`;
-    this.dispatch({ type: "conductor.lost", properties: { error: { name: "ServerLost", message } } });
-    // The next subscriber starts a new stream, which fails at once while the server is down.
-    this.stop();
+    const outage = {};
+    this.outage = outage;
+    const current = () => this.controller === controller && this.outage === outage;
+    let told = false;
+    while (current()) {
+      const answer = await this.source.health(PROBE_TIMEOUT_MS).then(
+        () => "answered" as const,
+        (error: unknown) =>
+          connectionRefused(error) ? "refused" : error instanceof OpencodeError && !(error instanceof ConnectionError) ? "answered" : "silent",
+      );
+      // An answer, even an HTTP error, is a server that is there: the stream's reconnect will find it.
+      if (!current() || answer === "answered") return;
+      const url = safeUrl(this.source.url);
+      if (answer === "refused") {
+        const message = `opencode at ${url} is gone (event stream: ${why}; its port refuses connections): the process that ran this turn stopped, so no end of it will ever be recorded. Once opencode runs again, read the session to see what it kept, and continue it if needed.`;
+        this.dispatch({ type: "conductor.lost", properties: { error: { name: "ServerLost", message } } });
+        // The next subscriber starts a new stream, which fails at once while the server is down.
+        this.stop();
+        return;
+      }
+      if (!told) {
+        told = true;
+        const message = `opencode at ${url} does not answer (event stream: ${why}; no answer to a health check within ${PROBE_TIMEOUT_MS / 1000} s): it may be hung, stopped or cut off. The turn's outcome is unknown and may still come: ask again with the session id; do not send the task again until opencode answers.`;
+        this.dispatch({ type: "conductor.unreachable", properties: { error: { name: "ServerUnreachable", message } } });
+      }
+      await pause(REPROBE_MS, controller.signal);
+    }
   }
 
   /** The stream failed and will not come back by itself: waiters would otherwise hang. */
   private failAll(error: unknown): void {
     const e = error instanceof Error ? error : new Error(String(error));
-    for (const onError of [...this.listeners.values()]) onError?.(new Error(`The opencode event stream failed: ${e.message}`));
+    const failure = new StreamFailedError(`The opencode event stream failed: ${e.message}`, error instanceof ConnectionError);
+    for (const { onError } of [...this.listeners.values()]) onError?.(failure);
   }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    signal.addEventListener("abort", done, { once: true });
+  });
 }

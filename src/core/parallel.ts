@@ -5,11 +5,12 @@ import type { CoreContext } from "./context.js";
 import { delegate, type DelegateOptions, type DelegateResult } from "./delegate.js";
 import { UsageError } from "./errors.js";
 import { wait } from "./control.js";
+import { taskSignal } from "./task-signal.js";
 import type { WaitOptions } from "./turns/turn.js";
 import type { TurnProgress } from "./turns/turn-progress.js";
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from "./parallel-limits.js";
 
-export const DEFAULT_CONCURRENCY = 12;
-export const MAX_CONCURRENCY = 50;
+export { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from "./parallel-limits.js";
 
 export type ParallelTask = Omit<DelegateOptions, "wait" | "timeoutMs" | "signal" | "onProgress" | "sessionId" | "fork">;
 
@@ -27,6 +28,8 @@ export interface ParallelOptions {
   /** A cap on the whole batch: past it every session of the batch is interrupted. */
   maxTokens?: BudgetCaps["maxTokens"];
   maxCostUsd?: BudgetCaps["maxCostUsd"];
+  /** Runs one task (default: delegate here); placement gives worktree tasks their own (placement/run.ts). */
+  run?(ctx: CoreContext, task: DelegateOptions): Promise<DelegateResult>;
 }
 
 export type ParallelResult =
@@ -36,7 +39,7 @@ export type ParallelResult =
 export interface ParallelSummary {
   results: ParallelResult[];
   counts: Record<string, number>;
-  /** Sessions still working when the overall timeout passed (pick them up with wait). */
+  /** Sessions still working when the overall timeout passed, or whose server did not answer (pick them up with wait). */
   running: string[];
   /** The batch's spend, with a cap. */
   budget?: BudgetTotals;
@@ -66,11 +69,11 @@ export async function parallel(ctx: CoreContext, tasks: ParallelTask[], o: Paral
     if (budget?.exceeded)
       return { index, status: "not_started", answer: "", error: { name: "BudgetExceeded", message: "The batch's budget was spent before this task started." } };
     try {
-      const result = await delegate(ctx, {
+      const result = await (o.run ?? delegate)(ctx, {
         ...tasks[index]!,
         detail: tasks[index]!.detail ?? o.detail,
         timeoutMs: left,
-        signal: o.signal,
+        signal: taskSignal(o.signal),
         onProgress: o.onProgress ? (p) => o.onProgress!(index, p) : undefined,
         onSession: o.onSession ? (id) => o.onSession!(id, index) : undefined,
         onBlocked: o.onBlocked,
@@ -103,6 +106,8 @@ export async function parallel(ctx: CoreContext, tasks: ParallelTask[], o: Paral
 
 export interface WaitAllOptions extends Omit<WaitOptions, "onProgress"> {
   onProgress?: (index: number, progress: TurnProgress) => void;
+  /** Waits for one session (default: wait on `ctx`); placement waits where each session lives. */
+  waitFor?(sessionId: string, options: WaitOptions): Promise<DelegateResult>;
 }
 
 /**
@@ -115,7 +120,8 @@ export async function waitAll(ctx: CoreContext, sessionIds: ReadonlyArray<string
       const error = (name: string, message: string) => ({ index, status: "error" as const, answer: "" as const, error: { name, message } });
       if (!id) return error("NotStarted", "This task had no session when the batch was started.");
       const onProgress = o.onProgress ? (p: TurnProgress) => o.onProgress!(index, p) : undefined;
-      return wait(ctx, id, { ...o, onProgress }).then(
+      const { waitFor: _waitFor, ...options } = o;
+      return (o.waitFor ? o.waitFor(id, { ...options, onProgress }) : wait(ctx, id, { ...options, onProgress })).then(
         (r) => ({ ...r, index }),
         (e: Error) => error(e.name, e.message),
       );
@@ -124,9 +130,9 @@ export async function waitAll(ctx: CoreContext, sessionIds: ReadonlyArray<string
   return tally(results);
 }
 
-function tally(results: ParallelResult[]): Omit<ParallelSummary, "budget"> {
+export function tally(results: ParallelResult[]): Omit<ParallelSummary, "budget"> {
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
-  const running = results.flatMap((r) => (r.status === "running" && r.sessionId ? [r.sessionId] : []));
+  const running = results.flatMap((r) => ((r.status === "running" || r.status === "unreachable") && r.sessionId ? [r.sessionId] : []));
   return { results, counts, running };
 }

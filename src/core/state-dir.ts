@@ -3,7 +3,7 @@
 // file in the same directory, is fsynced and renamed over the target, so a reader (or a crash)
 // never sees half a file.
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Config } from "../config.js";
 
@@ -17,17 +17,57 @@ export async function ensureStateDir(where: string | Pick<Config, "stateDir">): 
   // mkdir's mode only applies to new dirs (and is masked by umask): tighten an existing one too.
   const info = await stat(dir);
   if ((info.mode & 0o077) !== 0 && info.uid === process.getuid?.()) await chmod(dir, 0o700);
+  if (!swept.has(dir)) {
+    swept.add(dir);
+    await sweepDeadTemps(dir);
+  }
   return dir;
+}
+
+const swept = new Set<string>();
+/** `.NAME.PID.HEX.tmp`: a writeTextAtomic temp file and the process that wrote it. */
+const TEMP = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Removes the temp files of writes whose process is gone (killed, or exited, between writing the
+ * temp file and renaming it): once per process and dir. A live writer's temp file stays.
+ */
+export async function sweepDeadTemps(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(TEMP.exec(name)?.[1]);
+    if (pid && pid !== process.pid && !isAlive(pid)) await rm(join(dir, name), { force: true }).catch(() => undefined);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"; // alive, another user's
+  }
 }
 
 /** Writes `value` as JSON to `path` atomically with `mode` (default 0600). */
 export async function writeJsonAtomic(path: string, value: unknown, mode = 0o600): Promise<void> {
+  await writeTextAtomic(path, `${JSON.stringify(value, null, 2)}\n`, mode);
+}
+
+/** Writes `text` to `path` atomically with `mode` (and, when given, that owner), or leaves `path` as it was. */
+export async function writeTextAtomic(path: string, text: string, mode = 0o600, owner?: { uid: number; gid: number }): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   const handle = await open(temp, "wx", mode);
   try {
-    await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`);
+    await handle.writeFile(text);
     await handle.chmod(mode); // open()'s mode is masked by umask
+    if (owner) await handle.chown(owner.uid, owner.gid);
     await handle.sync();
   } catch (error) {
     await handle.close();
@@ -45,27 +85,6 @@ export async function writeJsonAtomic(path: string, value: unknown, mode = 0o600
   const dirHandle = await open(dir, "r").catch(() => undefined);
   await dirHandle?.sync().catch(() => undefined);
   await dirHandle?.close();
-}
-
-/** Each line of a JSON-lines file that parses, oldest first; none when the file does not exist. */
-export async function readJsonLines(path: string): Promise<unknown[]> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-  const values: unknown[] = [];
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    try {
-      values.push(JSON.parse(line));
-    } catch {
-      // a torn last line from a crash: skip it
-    }
-  }
-  return values;
 }
 
 /** Parsed JSON of `path`, or `fallback` when the file does not exist. */

@@ -1,98 +1,132 @@
-// The three kinds of change an install makes, each computed from a file's current text so that it
-// can be shown first (--dry-run) and undone exactly: an entry in a JSON config, a marked block in a
-// text file (TOML, Markdown), a whole file of ours.
+// The four kinds of change an install makes, each computed from a file's current text so that it
+// can be shown first (--dry-run), checked by parsing the result, and undone: our server entry in a
+// JSON(C) or TOML config, a marked block in a Markdown context file, a whole file of ours.
+import { holdsBlock, putBlock, takeBlock } from "./context-block.js";
+import { sameValue, startsConductor, valueAt, type Tree } from "./entry-tree.js";
+import { entryText, putEntry, readJsonDoc, takeEntry } from "./json-entry.js";
+import { EditRefused } from "./refused.js";
+import { hasOurBlock, putTomlEntry, readTomlDoc, takeTomlEntry, tomlEntryText } from "./toml-entry.js";
 
 export type Edit =
-  | { kind: "json"; path: string; key: string[]; value: unknown }
-  | { kind: "block"; path: string; comment: "#" | "html"; body: string }
+  /** `secret`: the entry holds --env values, so the file is made 0600. */
+  | { kind: "json"; path: string; key: string[]; value: Tree; secret?: boolean }
+  /** `comment`: lines said above the table, in the marked block. */
+  | { kind: "toml"; path: string; key: string[]; value: Tree; comment: string[]; secret?: boolean }
+  | { kind: "block"; path: string; body: string }
   | { kind: "file"; path: string; text: string };
 
-const MARK = "opencode-conductor";
-const open = (c: "#" | "html") =>
-  c === "#" ? `# >>> ${MARK} (remove with: opencode-conductor uninstall)` : `<!-- >>> ${MARK} (remove with: opencode-conductor uninstall) -->`;
-const close = (c: "#" | "html") => (c === "#" ? `# <<< ${MARK}` : `<!-- <<< ${MARK} -->`);
-
-export class EditConflict extends Error {
-  override name = "EditConflict";
+/** What an install wrote to a file, as the record keeps it. */
+export interface Written {
+  before: string | null;
+  after: string;
 }
 
-/** The file's text after the edit (`before` undefined: the file does not exist). */
-export function applyEdit(edit: Edit, before: string | undefined, force: boolean): string {
+/** How an uninstall leaves a file: its next text (null: delete it; undefined: as it is), and what to say. */
+export interface Reverted {
+  next: string | null | undefined;
+  note?: string;
+  /** Something of ours is still in the file. */
+  left?: boolean;
+}
+
+const label = (edit: Edit & { key: string[] }) => (edit.kind === "toml" ? `[${edit.key.join(".")}]` : edit.key.map((k) => JSON.stringify(k)).join(" › "));
+const read = (edit: Edit & { key: string[] }, text: string | undefined) => (edit.kind === "json" ? readJsonDoc(edit.path, text) : readTomlDoc(edit.path, text));
+
+/** The file's text after the edit (`before` undefined: no file), or undefined when it already holds it. */
+export function applyEdit(edit: Edit, before: string | undefined, force: boolean): string | undefined {
   switch (edit.kind) {
-    case "json": {
-      const data = before?.trim() ? parseJson(before, edit.path) : {};
-      let node = data;
-      for (const k of edit.key.slice(0, -1)) {
-        const next = node[k];
-        if (next !== undefined && (typeof next !== "object" || next === null || Array.isArray(next)))
-          throw new EditConflict(`${edit.path}: "${k}" is not an object`);
-        node = (node[k] ??= {}) as Record<string, unknown>;
+    case "json":
+    case "toml": {
+      const doc = read(edit, before);
+      const existing = valueAt(doc.tree, edit.key);
+      if (sameValue(existing, edit.value)) return undefined;
+      if (existing !== undefined && !force) {
+        throw new EditRefused(
+          startsConductor(existing)
+            ? `${edit.path} already has an opencode-conductor entry ${label(edit)} with other settings (another start command or --env): pass --force to replace it`
+            : `${edit.path} already has an entry ${label(edit)} that does not start opencode-conductor: pass --force to replace it (uninstall puts it back), or remove it`,
+        );
       }
-      const last = edit.key.at(-1)!;
-      if (node[last] !== undefined && JSON.stringify(node[last]) !== JSON.stringify(edit.value) && !force) {
-        throw new EditConflict(`${edit.path} already has an entry "${edit.key.join(".")}": pass --force to replace it`);
-      }
-      node[last] = edit.value;
-      return `${JSON.stringify(data, null, 2)}\n`;
+      return edit.kind === "json"
+        ? putEntry(edit.path, readJsonDoc(edit.path, before), edit.key, edit.value)
+        : putTomlEntry(edit.path, readTomlDoc(edit.path, before), edit.key, edit.value, edit.comment);
     }
-    case "block": {
-      const text = removeBlock(before ?? "", edit.comment);
-      const block = `${open(edit.comment)}\n${edit.body.trimEnd()}\n${close(edit.comment)}\n`;
-      return text === "" ? block : `${text}${text.endsWith("\n") ? "" : "\n"}\n${block}`;
-    }
+    case "block":
+      return holdsBlock(before, edit.body) ? undefined : putBlock(edit.path, before, edit.body);
     case "file":
-      if (before !== undefined && before !== edit.text && !force) throw new EditConflict(`${edit.path} exists with other content: pass --force to replace it`);
+      if (before === edit.text) return undefined;
+      if (before !== undefined && !force) throw new EditRefused(`${edit.path} exists with other content: pass --force to replace it`);
       return edit.text;
   }
 }
 
-/** Takes the edit back out of a file someone changed since: the entry, the block, or (unchanged) our file. */
-export function revertEdit(edit: Edit, current: string, written: string): string | undefined {
+/**
+ * Takes our part out of a file. With the install's record: the exact bytes from before when the
+ * file is as the install left it, else only our part (and the user's entry it replaced, put back).
+ * Without one (lost, or another state dir): whatever of ours the file holds.
+ */
+export function revertEdit(edit: Edit, current: string, record?: Written): Reverted {
+  if (record && current === record.after) return { next: record.before, note: record.before === null ? "delete" : "restore" };
   switch (edit.kind) {
-    case "json": {
-      const data = parseJson(current, edit.path);
-      let node: Record<string, unknown> | undefined = data;
-      for (const k of edit.key.slice(0, -1)) node = node?.[k] as Record<string, unknown> | undefined;
-      if (node) delete node[edit.key.at(-1)!];
-      return `${JSON.stringify(data, null, 2)}\n`;
+    case "json":
+    case "toml":
+      return revertEntry(edit, current, record);
+    case "block": {
+      const next = takeBlock(edit.path, current, edit.body);
+      if (next === current) return { next: undefined };
+      // Nothing but our block was in it (the install created it, or the record is gone): it goes.
+      if (next.trim() === "" && record?.before !== "") return { next: null, note: "delete" };
+      return { next, note: "take our block out of" };
     }
-    case "block":
-      return removeBlock(current, edit.comment).replace(/\n\n$/, "\n");
     case "file":
-      return current === written ? undefined : current;
+      if (current === edit.text) return { next: record?.before ?? null, note: "delete" };
+      return { next: undefined, note: record ? "changed since the install: left as is" : "not the file this version installs: left as is" };
   }
 }
 
-/** Whether the file already holds exactly this edit. */
-export function holds(edit: Edit, current: string | undefined): boolean {
-  if (current === undefined) return false;
-  try {
-    return (
-      applyEdit(edit, current, false) === current ||
-      (edit.kind === "block" && current.includes(`${open(edit.comment)}\n${edit.body.trimEnd()}\n${close(edit.comment)}`))
-    );
-  } catch {
-    return false;
-  }
+function revertEntry(edit: Edit & { kind: "json" | "toml" }, current: string, record?: Written): Reverted {
+  const existing = valueAt(read(edit, current).tree, edit.key);
+  if (existing === undefined) return { next: undefined };
+  const recorded = record ? valueAt(read(edit, record.after).tree, edit.key) : undefined;
+  const marked = edit.kind === "toml" && hasOurBlock(current);
+  if (!startsConductor(existing) && !sameValue(existing, recorded) && !marked)
+    return { next: undefined, note: `has an entry ${label(edit)} that does not start opencode-conductor: left as is` };
+  const { next, restored } = edit.kind === "json" ? revertJson(edit, current, record) : revertToml(edit, current, record?.before ?? undefined);
+  // A file the install created, now holding nothing: gone again.
+  if (record?.before === null && isEmpty(edit, next)) return { next: null, note: "delete" };
+  const note =
+    restored === true
+      ? "put back the entry from before the install in"
+      : restored === false
+        ? "take our entry out of (the entry from before the install could not be put back)"
+        : "take our entry out of";
+  return { next, note };
 }
 
-function removeBlock(text: string, comment: "#" | "html"): string {
-  const start = text.indexOf(open(comment));
-  if (start < 0) return text;
-  const end = text.indexOf(close(comment), start);
-  if (end < 0) return text;
-  const after = end + close(comment).length + (text[end + close(comment).length] === "\n" ? 1 : 0);
-  // Also the blank line the install put before the block.
-  const from = start >= 2 && text.slice(start - 2, start) === "\n\n" ? start - 1 : start;
-  return text.slice(0, from) + text.slice(after);
+/** `restored`: whether the user's entry that the install replaced was put back (undefined: there was none). */
+function revertJson(edit: Edit & { kind: "json" }, current: string, record: Written | undefined): { next: string; restored?: boolean } {
+  const before = record?.before == null ? undefined : readJsonDoc(edit.path, record.before);
+  const text = before && entryText(before, edit.key);
+  // Only the record knows that the install added the parent too (without it, an empty one stays).
+  const createdParent = record !== undefined && (!before || valueAt(before.tree, edit.key.slice(0, -1)) === undefined);
+  const next = takeEntry(edit.path, readJsonDoc(edit.path, current), edit.key, text ? { text, tree: before.tree } : undefined, createdParent);
+  return { next, restored: text ? true : undefined };
 }
 
-function parseJson(text: string, path: string): Record<string, unknown> {
-  try {
-    const data = JSON.parse(text) as unknown;
-    if (data && typeof data === "object" && !Array.isArray(data)) return data as Record<string, unknown>;
-  } catch {
-    // fall through
+function revertToml(edit: Edit & { kind: "toml" }, current: string, earlier: string | undefined): { next: string; restored?: boolean } {
+  const doc = readTomlDoc(edit.path, current);
+  const text = earlier === undefined ? undefined : tomlEntryText(readTomlDoc(edit.path, earlier), edit.key);
+  if (text) {
+    try {
+      return { next: takeTomlEntry(edit.path, doc, edit.key, edit.comment, text), restored: true };
+    } catch {
+      return { next: takeTomlEntry(edit.path, doc, edit.key, edit.comment), restored: false };
+    }
   }
-  throw new EditConflict(`${path} is not a JSON object: fix or move it, then run the install again`);
+  return { next: takeTomlEntry(edit.path, doc, edit.key, edit.comment) };
+}
+
+function isEmpty(edit: Edit & { kind: "json" | "toml" }, text: string): boolean {
+  const stripped = text.trim();
+  return stripped === "" || (edit.kind === "json" && stripped.replace(/\s+/g, "") === "{}");
 }

@@ -28,9 +28,10 @@ const SERVER = "opencode";
 /** `env`: variables the server gets (e.g. OPENCODE_URL): clients pass few or none of their own on. */
 export function targetFor(client: Client, scope: Scope, launch: Launch, places: Places, env: Record<string, string> = {}): Target {
   const base = scope === "user" ? places.home : places.project;
-  const withEnv = Object.keys(env).length > 0 ? { env } : {};
+  const secret = Object.keys(env).length > 0;
+  const withEnv = secret ? { env } : {};
   const stdio = { command: launch.command, args: launch.args, ...withEnv };
-  const context = (path: string): Edit => ({ kind: "block", path, comment: "html", body: skillBody(skillSource()) });
+  const context = (path: string): Edit => ({ kind: "block", path, body: skillBody(skillSource()) });
   switch (client) {
     case "claude":
       return {
@@ -40,6 +41,7 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
             path: scope === "user" ? join(places.home, ".claude.json") : join(places.project, ".mcp.json"),
             key: ["mcpServers", SERVER],
             value: { type: "stdio", ...stdio, env },
+            secret,
           },
           { kind: "file", path: join(base, ".claude", "skills", SKILL_NAME, "SKILL.md"), text: skillSource() },
         ],
@@ -50,14 +52,15 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
         throw new Error(
           "Codex reads MCP servers from ~/.codex/config.toml only: use --scope user (the context can still go in the project's AGENTS.md by hand).",
         );
-      const args = `[${launch.args.map((a) => JSON.stringify(a)).join(", ")}]`;
       return {
         edits: [
           {
-            kind: "block",
+            kind: "toml",
             path: join(places.home, ".codex", "config.toml"),
-            comment: "#",
-            body: `[mcp_servers.${SERVER}]\ncommand = ${JSON.stringify(launch.command)}\nargs = ${args}\n${tomlEnv(env)}tool_timeout_sec = 900\n# codex exec has nobody to ask: without this it refuses every call of these tools.\ndefault_tools_approval_mode = "approve"`,
+            key: ["mcp_servers", SERVER],
+            value: { command: launch.command, args: launch.args, ...withEnv, tool_timeout_sec: 900, default_tools_approval_mode: "approve" },
+            comment: ['default_tools_approval_mode = "approve": codex exec has nobody to ask, and without it refuses every call of these tools.'],
+            secret,
           },
           context(join(places.home, ".codex", "AGENTS.md")),
         ],
@@ -68,7 +71,13 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
       return {
         edits: [
           // trust: as `gemini mcp add --trust` does; without it `gemini -p` offers no MCP tool.
-          { kind: "json", path: join(base, ".gemini", "settings.json"), key: ["mcpServers", SERVER], value: { ...stdio, timeout: 900_000, trust: true } },
+          {
+            kind: "json",
+            path: join(base, ".gemini", "settings.json"),
+            key: ["mcpServers", SERVER],
+            value: { ...stdio, timeout: 900_000, trust: true },
+            secret,
+          },
           context(scope === "user" ? join(places.home, ".gemini", "GEMINI.md") : join(places.project, "GEMINI.md")),
         ],
         notes: ["Check it with `gemini mcp list`. Headless `gemini -p` calls MCP tools only when trusted: see docs/clients.md."],
@@ -76,7 +85,7 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
     case "cursor":
       return {
         edits: [
-          { kind: "json", path: join(base, ".cursor", "mcp.json"), key: ["mcpServers", SERVER], value: stdio },
+          { kind: "json", path: join(base, ".cursor", "mcp.json"), key: ["mcpServers", SERVER], value: stdio, secret },
           ...(scope === "project" ? [{ kind: "file" as const, path: join(places.project, ".cursor", "rules", `${SKILL_NAME}.mdc`), text: cursorRule() }] : []),
         ],
         notes: scope === "user" ? ["Cursor keeps user rules in its settings, not in files: install with --scope project to add the delegation rule."] : [],
@@ -88,17 +97,12 @@ export function targetFor(client: Client, scope: Scope, launch: Launch, places: 
             kind: "json",
             path: scope === "user" ? join(places.xdgConfig, "opencode.json") : join(places.project, "opencode.json"),
             key: ["mcp", "conductor"],
-            value: { type: "local", command: [launch.command, ...launch.args], enabled: true, ...(Object.keys(env).length > 0 ? { environment: env } : {}) },
+            value: { type: "local", command: [launch.command, ...launch.args], enabled: true, ...(secret ? { environment: env } : {}) },
+            secret,
           },
           context(scope === "user" ? join(places.xdgConfig, "AGENTS.md") : join(places.project, "AGENTS.md")),
         ],
         notes: ["opencode lists the tools as conductor_oc_delegate, conductor_oc_wait, …"],
       };
   }
-}
-
-/** An inline TOML table of the variables (JSON strings are valid TOML basic strings). */
-function tomlEnv(env: Record<string, string>): string {
-  const pairs = Object.entries(env).map(([k, v]) => `${/^[A-Za-z0-9_-]+$/.test(k) ? k : JSON.stringify(k)} = ${JSON.stringify(v)}`);
-  return pairs.length > 0 ? `env = { ${pairs.join(", ")} }\n` : "";
 }

@@ -11,11 +11,13 @@ import { MissingBinaryError, resolveOpencodeBinary, type SpawnedOpencode } from 
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
 import type { CoreSettings } from "../core/context.js";
-import { guardFeatures } from "../core/server/feature-guard.js";
+import { guardFeatures } from "../core/engine/server/feature-guard.js";
 import { sharedInstanceManager } from "../core/instances/shared.js";
 import { type InstanceManager } from "../core/instances/manager.js";
 import { isSessionId } from "../core/inputs/ids.js";
 import { InstanceLeases } from "../core/instances/leases.js";
+import { sharedWorktrees } from "../core/worktrees/shared.js";
+import type { Worktrees } from "../core/worktrees/worktrees.js";
 
 export interface ConnectionStep {
   step: string;
@@ -51,12 +53,17 @@ export function createConnection(config: Config): Connection {
   const byUrl = new Map<string, Conductor>();
   const sessionHome = new Map<string, Conductor>();
 
-  const settings: CoreSettings = {
+  const worktrees = sharedWorktrees(config);
+  const settings: CoreSettings & { stateDir: string; worktrees: Worktrees } = {
     defaultModel: config.defaultModel,
     modelAllow: config.modelAllow,
     modelBlock: config.modelBlock,
     fallbackModels: config.fallbackModels,
     retryTimeoutS: config.retryTimeoutS,
+    // The delegation ledger (request ids) and the task records the web console reads.
+    stateDir: config.stateDir,
+    // Worktree tasks, whichever conductor (main or private instance) a session id leads to.
+    worktrees,
   };
   const instances = () => (manager ??= sharedInstanceManager(config));
   // Private instances run the pinned binary; their conductors are shared by every main conductor.
@@ -66,6 +73,8 @@ export function createConnection(config: Config): Connection {
   void instances()
     .cleanStale()
     .catch(() => undefined);
+  // Worktrees and branches of a conductor that was killed mid-task: removed now (finished tasks' branches stay).
+  void worktrees.cleanStale().catch(() => undefined);
 
   // The main server and other running ones may be any opencode release: check each request against
   // the server's own spec (private instances run the pinned binary).
@@ -73,6 +82,9 @@ export function createConnection(config: Config): Connection {
     guardFeatures(c.client, { stateDir: config.stateDir });
     return c;
   };
+  const fleetPeers = new WeakSet<Conductor>();
+  // A worker's server may be any opencode release too; each peer is guarded once.
+  const fleetGuarded = (c: Conductor): Conductor => (fleetPeers.has(c) ? c : (fleetPeers.add(c), guarded(c)));
 
   async function open(): Promise<Conductor> {
     const ownPids = (
@@ -191,11 +203,23 @@ export function createConnection(config: Config): Connection {
       // Something that is not a session id is not looked up on every server (a huge one would
       // cost a huge URL per server): the core refuses it with a bounded error.
       if (!isSessionId(sessionId)) return primary;
+      // A turn the primary follows is on its server: no lookup, which a server that does not answer would hold for 5 s.
+      if (primary.follows(sessionId)) return primary;
+      // A session the fleet's index puts on a worker's opencode goes there first: one Redis read,
+      // where asking the primary first could take a slow answer for "not here".
+      const indexed = sessionHome.get(sessionId) ?? (await primary.fleetHolder(sessionId, { indexOnly: true }).catch(() => undefined));
+      if (indexed && !sessionHome.has(sessionId)) sessionHome.set(sessionId, fleetGuarded(indexed));
       const home =
         sessionHome.get(sessionId) ??
         (await instanceLeases().holding(sessionId)) ??
         ((await holds(primary, sessionId).catch(() => true)) ? primary : undefined);
       if (home) return home;
+      // With a queue: a session a worker ran lives on that worker's opencode (the fleet's record says which).
+      const onFleet = await primary.fleetHolder(sessionId).catch(() => undefined);
+      if (onFleet) {
+        sessionHome.set(sessionId, fleetGuarded(onFleet));
+        return onFleet;
+      }
       // Not ours: maybe a session of another opencode on this machine (a TUI window, a serve).
       for (const other of await otherServers().catch(() => [])) {
         if (await holds(other, sessionId).catch(() => false)) {
@@ -206,13 +230,19 @@ export function createConnection(config: Config): Connection {
       return primary; // the call will say the session was not found
     },
     otherServers,
-    secrets: () => [...(started ? [started.password] : []), ...(servicePassword ? [servicePassword] : []), ...(manager?.secrets() ?? [])],
+    secrets: () => [
+      ...(started ? [started.password] : []),
+      ...(servicePassword ? [servicePassword] : []),
+      ...(manager?.secrets() ?? []),
+      ...(main?.fleetSecrets() ?? []),
+    ],
     describe: () => (main ? { mode, url: main.client.url, steps } : { mode: "not connected", steps }),
     async close() {
       // An auto-start still under way would otherwise leave its server to the exit-time SIGKILL.
       await pending?.catch(() => undefined);
       main?.close();
       leases?.closeAll();
+      worktrees.close();
       for (const c of byUrl.values()) c.close();
       await Promise.all([started?.stop(), manager?.stopAll()]);
     },

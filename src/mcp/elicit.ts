@@ -1,11 +1,13 @@
 // Approvals for tools that wait on a turn (oc_delegate, oc_delegate_parallel, oc_wait, oc_send): a
-// permission request or question is asked of the human through MCP elicitation (`elicit`), rejected
-// (`deny`), or given back to the calling model as BLOCKED (`return`). A form no person answered (the
+// permission request or question is asked of the human through MCP elicitation (`elicit`: a
+// 2025-11-25 client gets `elicitation/create` while the call waits; a 2026-07-28 client, which has
+// no server-to-client requests, gets the same form in an `input_required` round, approvals/rounds.ts),
+// rejected (`deny`), or given back to the calling model as BLOCKED (`return`). A form no person answered (the
 // client cancelled it, or declined it faster than anyone could read it: `claude -p` and `codex exec`
 // do both within milliseconds) is not taken as a rejection: the request goes back as BLOCKED with the
 // exact oc_answer call. Every decision is audited with who made it (`human`, `client`, `policy`), and
 // every approval not given is reported in the call's result (refusals.ts).
-import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/server";
 import { NotFoundError } from "../client/errors.js";
 import type { ApprovalMode } from "../config.js";
 import {
@@ -15,7 +17,7 @@ import {
   type PendingPermission,
   type PendingQuestion,
   type PendingRequest,
-} from "../core/policy/approvals.js";
+} from "../core/model/pending-request.js";
 import { digestPrompt } from "../core/governance/audit.js";
 import type { BlockedHandler } from "../core/turns/blocked.js";
 import { AnsweredElsewhere } from "../core/turns/pending-requests.js";
@@ -28,17 +30,30 @@ export const DENY_MESSAGE = "Denied by policy: this server does not allow it. Ca
 /** A decline faster than this came from the client, not from a person who read the form. */
 export const FASTEST_HUMAN_MS = 1_000;
 
-/** The mode of one call: `deny` in the configuration is a policy no call can loosen. */
-export function approvalMode(ctx: ToolContext, requested?: ApprovalMode): ApprovalMode {
+/**
+ * The mode of one call: `deny` in the configuration is a policy no call can loosen. `round`: asked
+ * after the call gives the request back, in an input_required round (a 2026-07-28 client).
+ */
+export function approvalMode(ctx: ToolContext, requested?: ApprovalMode): ApprovalMode | "round" {
   if (ctx.config.approvals === "deny") return "deny";
   const mode = requested ?? ctx.config.approvals ?? "elicit";
-  return mode === "elicit" && !ctx.canElicit?.() ? "return" : mode;
+  if (mode !== "elicit") return mode;
+  if (ctx.canElicit?.()) return "elicit";
+  return ctx.rounds ? "round" : "return";
 }
 
 /** The core's onBlocked hook for this call, or undefined for `return` (today's BLOCKED answer). */
 export function approvalHandler(ctx: ToolContext, conductor: Conductor, requested?: ApprovalMode, now: () => number = Date.now): BlockedHandler | undefined {
   const mode = approvalMode(ctx, requested);
   if (mode === "return") return undefined;
+  if (mode === "round") {
+    const rounds = ctx.rounds!;
+    // The turn stops here and the call gives the request back; the client is asked once the call answers.
+    return async (request) => {
+      if (rounds.ask(request)) ctx.progress(`asking the user: ${describeRequest(request)}`);
+      return "return";
+    };
+  }
   // One form at a time: parallel tasks of one call must not stack dialogs on the user.
   let queue: Promise<unknown> = Promise.resolve();
   return (request, o) => {
@@ -68,7 +83,7 @@ async function ask(
   const asked = now();
   let result: ElicitResult;
   try {
-    result = await ctx.elicit!(r.kind === "permission" ? permissionForm(r) : questionForm(r), o);
+    result = await ctx.elicit!(formFor(r), o);
   } catch (error) {
     // Answered in the web console (or by another client) while the form was open: the form is
     // withdrawn and the wait goes on; whoever answered audited it.
@@ -85,7 +100,15 @@ async function ask(
       reason: `asking the user failed (${(error as Error).message.slice(0, 200)})`,
     });
   }
-  const elapsed = now() - asked;
+  return settle(ctx, conductor, r, result, now() - asked);
+}
+
+/**
+ * What a form's answer decides, `elapsed` ms after it was asked: an answer, a person's refusal, or
+ * (cancelled, or declined faster than anyone could read it) nothing: the request goes back to the
+ * calling model. The same on both eras.
+ */
+export async function settle(ctx: ToolContext, conductor: Conductor, r: PendingRequest, result: ElicitResult, elapsed: number): Promise<"handled" | "return"> {
   if (result.action === "cancel") {
     // A person who dismisses a form has not refused either: the calling model decides with oc_answer.
     const by = elapsed < FASTEST_HUMAN_MS ? "client" : "human";
@@ -117,7 +140,8 @@ async function ask(
 }
 
 /** Leaves the request pending for the calling model (BLOCKED with the oc_answer call), audited and reported. */
-async function giveBack(ctx: ToolContext, r: PendingRequest, d: { by: Decider; action: string; elapsed: number; reason: string }): Promise<"return"> {
+export async function giveBack(ctx: ToolContext, r: PendingRequest, d: { by: Decider; action: string; elapsed: number; reason: string }): Promise<"return"> {
+  ctx.rounds?.gaveBack(r.id);
   ctx.refused?.push(refusal(r, { ...d, outcome: "returned", reason: `${d.reason}; it is still pending: answer it with oc_answer` }));
   await ctx.audit?.({
     session_id: r.sessionId,
@@ -189,6 +213,11 @@ function refusal(
     ...(d.elapsed !== undefined ? { elapsed_ms: d.elapsed } : {}),
     reason: d.reason,
   };
+}
+
+/** The form that asks for `r`: the same fields and choices on both eras. */
+export function formFor(r: PendingRequest): ElicitRequestFormParams {
+  return r.kind === "permission" ? permissionForm(r) : questionForm(r);
 }
 
 function permissionForm(r: PendingPermission): ElicitRequestFormParams {

@@ -1,8 +1,7 @@
 // MCP prompts for the common delegations, for clients that offer prompts as slash commands: each
 // expands to a user message saying which tool to call with which arguments, so the model does the
 // work with the tools (and the user sees the plan in their own words first).
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServer, GetPromptResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 
 const say = (text: string): GetPromptResult => ({ messages: [{ role: "user", content: { type: "text", text } }] });
@@ -18,7 +17,7 @@ export function registerPrompts(server: McpServer): void {
     {
       title: "Review in parallel",
       description: "One read-only opencode review per path, all at once (oc_delegate_parallel)",
-      argsSchema: { paths: z.string().describe("Comma-separated files or folders"), focus: z.string().optional().describe("What to look for") },
+      argsSchema: z.object({ paths: z.string().describe("Comma-separated files or folders"), focus: z.string().optional().describe("What to look for") }),
     },
     ({ paths, focus }) => {
       const tasks = list(paths).map((p) => ({
@@ -34,7 +33,7 @@ export function registerPrompts(server: McpServer): void {
     {
       title: "Fix with checks",
       description: "Delegate a fix that must pass a check command; failures go back to the agent (oc_delegate checks)",
-      argsSchema: { task: z.string().describe("What to fix"), check: z.string().describe("Command that must exit 0, e.g. npm test") },
+      argsSchema: z.object({ task: z.string().describe("What to fix"), check: z.string().describe("Command that must exit 0, e.g. npm test") }),
     },
     ({ task, check }) =>
       say(
@@ -47,11 +46,11 @@ export function registerPrompts(server: McpServer): void {
     {
       title: "Migrate in batches",
       description: "Apply one change to many files, a batch of parallel tasks at a time",
-      argsSchema: {
+      argsSchema: z.object({
         instruction: z.string().describe("The change to make"),
         files: z.string().describe("Comma-separated files"),
         batch_size: z.string().optional().describe("Files per batch (default 4)"),
-      },
+      }),
     },
     ({ instruction, files, batch_size }) => {
       const size = Math.max(1, Math.min(16, Number(batch_size) || 4));

@@ -2,7 +2,7 @@
 // BLOCKED because no person answered (the client cancelled the form, declined it faster than anyone
 // could read it, or let it time out). Every tool result reports them, in its text and its structured
 // content, so the calling model is never left believing a silent rejection was a success.
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 
 /** Who decided: a person through elicitation, the client on its own, or this server's deny policy. */
 export type Decider = "human" | "client" | "policy";

@@ -2,8 +2,7 @@
 // opencode://session/{id}/…, opencode's events of that session become `notifications/resources/updated`
 // for that URI (at most one per UPDATE_MS, so a streaming turn does not flood the client); the client
 // then reads the resource again. Unsubscribing, or the MCP session closing, stops the listening.
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServer } from "@modelcontextprotocol/server";
 import type { Conductor } from "../core/conductor.js";
 import type { HubEvent } from "../core/event-hub.js";
 import { UsageError } from "../core/errors.js";
@@ -20,7 +19,7 @@ export function registerResourceUpdates(server: McpServer, conductor: (sessionId
   const subscriptions = new Map<string, () => void>();
   server.server.registerCapabilities({ resources: { subscribe: true } });
 
-  server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+  server.server.setRequestHandler("resources/subscribe", async (request) => {
     const uri = request.params.uri;
     const match = SESSION_URI.exec(uri);
     if (!match) throw new UsageError(`Only session resources can be subscribed to (opencode://session/ses_…/transcript|diff|todo), not ${uri.slice(0, 200)}`);
@@ -33,10 +32,14 @@ export function registerResourceUpdates(server: McpServer, conductor: (sessionId
     };
     const stop = await (
       await conductor(sessionId)
-    ).hub.subscribe((event) => {
-      if (sessionOf(event) !== sessionId || timer) return;
-      timer = setTimeout(notify, UPDATE_MS);
-    });
+    ).hub.subscribe(
+      (event) => {
+        if (sessionOf(event) !== sessionId || timer) return;
+        timer = setTimeout(notify, UPDATE_MS);
+      },
+      undefined,
+      (id) => id === sessionId,
+    );
     subscriptions.set(uri, () => {
       if (timer) clearTimeout(timer);
       stop();
@@ -44,7 +47,7 @@ export function registerResourceUpdates(server: McpServer, conductor: (sessionId
     return {};
   });
 
-  server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+  server.server.setRequestHandler("resources/unsubscribe", async (request) => {
     subscriptions.get(request.params.uri)?.();
     subscriptions.delete(request.params.uri);
     return {};

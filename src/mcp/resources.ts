@@ -1,18 +1,16 @@
 // MCP resources for clients that read context instead of calling tools: each opencode session's
 // transcript, diff and todo list under `opencode://session/{session_id}/…` (the transcripts of
-// recent sessions are listed), and the audit trail as `opencode://audit`. Each comes with the
-// toolset that shows the same data (`sessions`; `audit`, which is opt-in). Read-only, scrubbed of
-// secrets like every tool answer; they add nothing to tools/list.
-import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+// recent sessions are listed, from what recent-sessions.ts keeps: a listing never waits on
+// opencode), a worktree task's whole patch (`…/patch`), and the audit trail as `opencode://audit`.
+// Each comes with the toolset that shows the same data (`sessions`; `audit`, which is opt-in).
+// Read-only, scrubbed of secrets like every tool answer; they add nothing to tools/list.
+import { ResourceTemplate } from "@modelcontextprotocol/server";
+import type { McpServer, ReadResourceResult } from "@modelcontextprotocol/server";
 import type { Config } from "../config.js";
-import { readAudit } from "../core/governance/audit.js";
+import { readAuditPage } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import { UsageError } from "../core/errors.js";
-import { listSessions } from "../core/sessions/rows.js";
-import { sessionDiff } from "../core/sessions/diff.js";
-import { sessionMessages } from "../core/sessions/messages.js";
-import { sessionTodo } from "../core/sessions/actions.js";
+import type { RecentSessions } from "./recent-sessions.js";
 import { registerResourceUpdates } from "./resource-updates.js";
 import { scrub } from "./register-tool.js";
 
@@ -20,20 +18,29 @@ export interface ResourceOptions {
   config: Config;
   conductor(sessionId?: string): Promise<Conductor>;
   secrets(): string[];
+  /** What the transcripts listing answers from. */
+  recent: RecentSessions;
 }
 
-/** Sessions listed as resources (newest first): enough to pick from, not the whole history. */
-const LISTED_SESSIONS = 20;
 const AUDIT_ENTRIES = 200;
 
+// Each read loads its core module then, not with the server: no listing needs them.
 const VIEWS = {
   transcript: {
     title: "transcript",
     description: "The session's messages (newest 100) as opencode stores them",
-    read: (c: Conductor, id: string) => sessionMessages(c, id, { limit: 100 }),
+    read: async (c: Conductor, id: string) => (await import("../core/sessions/messages.js")).sessionMessages(c, id, { limit: 100 }),
   },
-  diff: { title: "diff", description: "Files the session changed, with patches (git projects)", read: (c: Conductor, id: string) => sessionDiff(c, id) },
-  todo: { title: "todo list", description: "The agent's todo list for the session", read: (c: Conductor, id: string) => sessionTodo(c, id) },
+  diff: {
+    title: "diff",
+    description: "Files the session changed, with patches (git projects)",
+    read: async (c: Conductor, id: string) => (await import("../core/sessions/diff.js")).sessionDiff(c, id),
+  },
+  todo: {
+    title: "todo list",
+    description: "The agent's todo list for the session",
+    read: async (c: Conductor, id: string) => (await import("../core/sessions/actions.js")).sessionTodo(c, id),
+  },
 } as const;
 
 type Json = (uri: URL, value: unknown) => ReadResourceResult;
@@ -53,7 +60,7 @@ export function registerResources(server: McpServer, o: ResourceOptions): void {
       { title: "Audit trail", description: `The last ${AUDIT_ENTRIES} audit entries (oldest first)`, mimeType: "application/json" },
       async (uri) => {
         if (!o.config.auditPath) return json(uri, { audit: "off", entries: [] });
-        return json(uri, await readAudit(o.config.auditPath, { limit: AUDIT_ENTRIES }));
+        return json(uri, (await readAuditPage(o.config.auditPath, { limit: AUDIT_ENTRIES })).entries.reverse());
       },
     );
   }
@@ -65,8 +72,8 @@ function registerSessionViews(server: McpServer, o: ResourceOptions, json: Json)
       // Only the transcripts are listed; diff and todo are reached through the template.
       list:
         view === "transcript"
-          ? async () => {
-              const rows = await listSessions(await o.conductor(), { limit: LISTED_SESSIONS });
+          ? () => {
+              const rows = o.recent.list();
               return {
                 resources: rows.map((r) => ({
                   uri: `opencode://session/${r.id}/transcript`,
@@ -89,4 +96,18 @@ function registerSessionViews(server: McpServer, o: ResourceOptions, json: Json)
       },
     );
   }
+  // A worktree task's whole patch (its result carries a bounded preview), read from its branch.
+  server.registerResource(
+    "session-patch",
+    new ResourceTemplate("opencode://session/{session_id}/patch", { list: undefined }),
+    { title: "Worktree task patch", description: 'An isolation "worktree" task\'s whole patch, base to branch (git diff --binary)', mimeType: "text/x-diff" },
+    async (uri, variables) => {
+      const id = String(variables.session_id ?? "");
+      if (!/^ses_[A-Za-z0-9]+$/.test(id)) throw new UsageError(`${uri.href.slice(0, 200)}: expected opencode://session/ses_…/patch`);
+      const { worktreePatch } = await import("../core/worktrees/task.js");
+      const p = await worktreePatch(await o.conductor(id), id);
+      const text = p.truncated ? `${p.patch}\n… (cut at ${p.patch.length} characters: git diff ${p.base} ${p.head} has the rest)\n` : p.patch;
+      return { contents: [{ uri: uri.href, mimeType: "text/x-diff", text: scrub(text, o.secrets()) }] };
+    },
+  );
 }

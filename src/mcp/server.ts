@@ -1,24 +1,32 @@
 // Builds the MCP server: the tools of the configured toolsets (read-only ones only in read-only
 // mode), server instructions, logging, session and audit resources, delegation prompts. Nothing here contacts opencode: the first tool call connects.
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer } from "@modelcontextprotocol/server";
+import type { SkillsExtension } from "@modelcontextprotocol/server/ext/skills";
+import type { Tool } from "@modelcontextprotocol/server";
 import { ConfigError, DEFAULT_TOOLSETS, type Config } from "../config.js";
 import { AuditLog } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
 import type { Connection } from "./connection.js";
-import { RequestLog } from "../core/governance/request-ids.js";
-import { TaskRecords, taskRecordsPath } from "../core/governance/task-records.js";
+import { sharedWriter } from "../core/governance/jsonl-writer.js";
+import { taskRecordsPath } from "../core/governance/task-records.js";
+import { reportOnStderr, type Trail } from "../core/governance/trail-health.js";
 import { VERSION } from "../version.js";
 import { registerPrompts } from "./prompts.js";
+import { KeptAnswers, registerAnswerPages } from "./answer-budget.js";
+import { registerWorkflowPrompt } from "./workflow-prompt.js";
 import { registerResources } from "./resources.js";
-import { registerTool } from "./register-tool.js";
+import { roundVerifier } from "./approvals/rounds.js";
+import { recentSessionsOf } from "./recent-sessions.js";
+import { registerTool, scrub } from "./register-tool.js";
+import { sendTaskHandles } from "./tasks/handles.js";
+import { registerTaskMethods } from "./tasks/methods.js";
 import { type ToolDef } from "./tool-def.js";
 import { toolListing } from "./listing/compact-listing.js";
 import { instructionsFor } from "./instructions.js";
 import { ALL_TOOLS } from "./tools/index.js";
 
-/** The instructions of a server with the default toolsets (each server sends those of its own tools). */
-export const INSTRUCTIONS = instructionsFor(selectTools({ toolsets: DEFAULT_TOOLSETS, readOnly: false }));
+/** The instructions of the CLI's server with the default toolsets (each server sends those of its own tools). */
+export const INSTRUCTIONS = instructionsFor(selectTools({ toolsets: DEFAULT_TOOLSETS, readOnly: false }), true);
 
 export interface ServerOptions {
   config: Config;
@@ -30,6 +38,8 @@ export interface ServerOptions {
   secrets?: () => string[];
   /** Default: the file of OPENCODE_CONDUCTOR_AUDIT (or none when `off`). */
   audit?: AuditLog;
+  /** Skills served over MCP (skills.ts `packageSkills()`: the delegation skill); none without. */
+  skills?: SkillsExtension;
 }
 
 /** Refuses a configuration that would leave a client with no tools at all. */
@@ -45,52 +55,70 @@ export function selectTools(config: Pick<Config, "toolsets" | "readOnly">, tools
   return tools.filter((t) => config.toolsets.includes(t.toolset) && (!config.readOnly || t.annotations.readOnlyHint || t.readOnlyMode === "self-checked"));
 }
 
-// One log per state dir in this process: its writes are serialised, and the HTTP transport builds
-// a server per client session. It touches the disk only when a request_id is used.
-const requestLogs = new Map<string, RequestLog>();
-function requestLog(stateDir: string): RequestLog {
-  let log = requestLogs.get(stateDir);
-  if (!log) requestLogs.set(stateDir, (log = new RequestLog(stateDir)));
-  return log;
-}
-
-// The same for the task records the web console reads (one appender per file in this process).
-const taskLogs = new Map<string, TaskRecords>();
-function taskLog(stateDir: string): TaskRecords {
-  let log = taskLogs.get(stateDir);
-  if (!log) taskLogs.set(stateDir, (log = new TaskRecords(taskRecordsPath(stateDir))));
-  return log;
+// The audit trail and the task records (which the core writes): one writer per file in this process
+// however many servers (HTTP sessions) use it, each failure to write one said on stderr once.
+function trailsFor(config: Config, audit: AuditLog): Trail[] {
+  const trails: Trail[] = [
+    ...(audit.writer ? [{ name: "audit trail" as const, writer: audit.writer }] : []),
+    { name: "task records", writer: sharedWriter(taskRecordsPath(config.stateDir), config.rotation) },
+  ];
+  reportOnStderr(trails);
+  return trails;
 }
 
 export function createServer(options: ServerOptions): McpServer {
   const server = new McpServer(
     { name: "opencode-conductor", title: "opencode conductor", version: VERSION },
-    { instructions: instructionsFor(selectTools(options.config)), capabilities: { logging: {} } },
+    {
+      instructions: instructionsFor(selectTools(options.config), options.skills !== undefined),
+      capabilities: { logging: {} },
+      // A call sent again after an input_required round: only state this state dir's key signed gets through.
+      requestState: { verify: roundVerifier(options.config.stateDir) },
+    },
   );
   const secrets = () => [options.config.opencodePassword ?? "", options.config.httpToken ?? "", ...(options.secrets?.() ?? [])];
-  const audit = options.audit ?? new AuditLog(options.config.auditPath);
-  const requests = requestLog(options.config.stateDir);
+  const audit = options.audit ?? new AuditLog(options.config.auditPath, options.config.rotation);
+  const trails = trailsFor(options.config, audit);
   assertSomeTools(options.config);
   const tools = selectTools(options.config);
+  const kept = new KeptAnswers();
+  // Once a call has reached opencode, resources/list may show its sessions (read in the background).
+  const recent = recentSessionsOf(options.conductor);
+  const conductor = (sessionId?: string) => options.conductor(sessionId).then((c) => (recent.markConnected(), c));
   for (const tool of tools) {
     registerTool(server, tool, {
       config: options.config,
-      conductor: options.conductor,
+      conductor,
+      afterCall: () => recent.invalidate(),
       connection: options.connection?.describe,
       otherServers: options.connection?.otherServers,
       secrets,
       audit,
-      requests,
-      tasks: taskLog(options.config.stateDir),
+      trails,
+      kept,
     });
   }
   // Listed separately from tools: they cost a client nothing until it asks for them.
-  registerResources(server, { config: options.config, conductor: options.conductor, secrets });
+  registerResources(server, { config: options.config, conductor, secrets, recent });
+  registerAnswerPages(server, kept);
+  const stopListening = recent.onChange(() => {
+    if (server.isConnected()) server.sendResourceListChanged();
+  });
+  const previous = server.server.onclose;
+  server.server.onclose = () => {
+    stopListening();
+    previous?.();
+  };
   registerPrompts(server);
+  registerWorkflowPrompt(server, options.config.directory);
+  options.skills?.attach(server);
   // The SDK's own tools/list would convert every schema on every request and add what carries no meaning.
   const listing = listingOf(tools);
-  server.server.removeRequestHandler(ListToolsRequestSchema.shape.method.value);
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing }));
+  server.server.removeRequestHandler("tools/list");
+  server.server.setRequestHandler("tools/list", () => ({ tools: listing }));
+  // The Tasks extension: tasks/* over conductor.delegations, and tools/call answering a task handle.
+  registerTaskMethods(server, { config: options.config, conductor, audit, scrub: (text) => scrub(text, secrets()) });
+  sendTaskHandles(server);
   return server;
 }
 

@@ -1,7 +1,7 @@
 // How a turn summary is shown to an MCP client: one output shape shared by every tool that returns
 // a turn (delegate, wait, result, send, interrupt), and a short text that says what to do next.
+import type { PendingRequest } from "../core/model/pending-request.js";
 import { z } from "zod";
-import type { PendingRequest } from "../core/policy/approvals.js";
 import type { BudgetTotals } from "../core/governance/budget.js";
 import type { CheckRun } from "../core/governance/checks.js";
 import type { TurnSummary } from "../core/turns/summary.js";
@@ -11,7 +11,7 @@ import type { TurnSummary } from "../core/turns/summary.js";
 // transcript, checks, budget, replayed, fallbacks.
 export const turnOutput = {
   session_id: z.string(),
-  status: z.enum(["done", "error", "blocked", "running", "interrupted", "lost", "checks_failed", "budget_exceeded"]),
+  status: z.enum(["done", "error", "blocked", "running", "interrupted", "lost", "unreachable", "checks_failed", "budget_exceeded"]),
 };
 
 type PendingData = {
@@ -62,8 +62,9 @@ function nextStep(s: TurnSummary): string | undefined {
   if (s.status === "running") return `Call oc_wait {"session_id":"${s.sessionId}"} to get the result (oc_result reads the state without waiting).`;
   if (s.status === "checks_failed")
     return `Checks still fail (see checks): fix them, or continue with oc_delegate {"session_id":"${s.sessionId}", ...} and the same checks.`;
+  if (s.status === "unreachable") return `Ask again with oc_wait {"session_id":"${s.sessionId}"} (oc_result reads it without waiting).`;
   if (s.status === "lost")
-    return `opencode recorded no end of this turn. Once opencode answers again, oc_result {"session_id":"${s.sessionId}"} reads what it recorded; oc_delegate {"session_id":"${s.sessionId}", ...} continues the work.`;
+    return `opencode recorded no end of this turn and never will. oc_result {"session_id":"${s.sessionId}"} shows what it kept (once opencode runs again); oc_delegate {"session_id":"${s.sessionId}", ...} continues the work.`;
   if (s.status === "budget_exceeded")
     return `Stopped at the budget (see budget). To spend more, continue with oc_delegate {"session_id":"${s.sessionId}", ...} and a new budget.`;
   return undefined;
@@ -171,4 +172,14 @@ export function turnText(d: TurnData): string {
   }
   if (d.next) lines.push("", d.next);
   return lines.join("\n");
+}
+
+/**
+ * oc_send's answer: how the message went in, and the turn (running when it answers at once; the
+ * turn's end as a task). A repeated request_id says it sent nothing again.
+ */
+export function sendAnswer(r: TurnSummary & { delivery: string; replayed?: true }): { text: string; data: TurnData & { delivery: string } } {
+  const data = { delivery: r.delivery, ...turnData(r), ...(r.replayed ? { replayed: true } : {}) };
+  const said = r.replayed ? "Not sent again: this request_id was sent before; its session's turn:" : `Sent (${r.delivery}).`;
+  return { text: `${said}\n${turnText(data)}`, data };
 }

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CLI } from "../support/mcp-client.js";
-import { scratchHome } from "../support/scratch-home.js";
+import { scratchEnv } from "../support/scratch-home.js";
 
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
@@ -25,7 +25,7 @@ async function startServer() {
   const stateDir = await mkdtemp(join(tmpdir(), "occ-console-state-"));
   dirs.push(stateDir);
   const child = spawn(process.execPath, [CLI], {
-    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_CONDUCTOR_STATE_DIR: stateDir, OPENCODE_CONDUCTOR_CONSOLE: "1" },
+    env: { ...scratchEnv(), OPENCODE_CONDUCTOR_STATE_DIR: stateDir, OPENCODE_CONDUCTOR_CONSOLE: "1" },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let log = "";

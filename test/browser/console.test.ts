@@ -11,7 +11,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../src/client/connect.js";
 import { isProcessAlive } from "../../src/client/discovery/processes.js";
-import { startMcp, type McpSession } from "../support/mcp-client.js";
+import { CLI, startMcp, type McpSession } from "../support/mcp-client.js";
 import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
 import { launchBrowser, recordResponses, startConsoleCli, type ConsoleProcess, type Recorded } from "./support.js";
@@ -48,10 +48,10 @@ async function mcpServer(env: Record<string, string> = {}): Promise<McpSession> 
     },
     { elicitation: { form: {} } },
   );
-  const { ElicitRequestSchema } = await import("@modelcontextprotocol/sdk/types.js");
   session.client.setRequestHandler(
-    ElicitRequestSchema,
-    (_request, extra) => new Promise((_resolve, reject) => extra.signal.addEventListener("abort", () => reject(new Error("form closed: answered elsewhere")))),
+    "elicitation/create",
+    (_request, ctx) =>
+      new Promise((_resolve, reject) => ctx.mcpReq.signal.addEventListener("abort", () => reject(new Error("form closed: answered elsewhere")))),
   );
   mcps.push(session);
   return session;
@@ -229,7 +229,8 @@ describe("console (browser)", () => {
     // Each says how to open the console: in its startup log line and in oc_status.
     let log = "";
     one.transport.stderr!.on("data", (c: Buffer) => (log += c.toString()));
-    const command = `OPENCODE_CONDUCTOR_STATE_DIR=${JSON.stringify(stateDir)} npx opencode-conductor console --open`;
+    // This installation's own command (a clone: node and its dist/cli.js), which runs as printed.
+    const command = `OPENCODE_CONDUCTOR_STATE_DIR=${JSON.stringify(stateDir)} node ${CLI} console --open`;
     await expect.poll(() => log).toContain(`watch its work in a browser: ${command}`);
     const status = await one.call("oc_status");
     expect(status.text).toContain(`Web console (tasks, approvals, timeline, audit): ${command}`);

@@ -2,11 +2,16 @@
 // browser download), the console started through the real CLI, and a record of every HTTP response
 // the browser got, so a test can grep them all for secrets.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { mkdtemp, realpath } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { CLI } from "../support/mcp-client.js";
-import { scratchHome } from "../support/scratch-home.js";
+import { xdg } from "../support/opencode.js";
+import { registerRoot, unregisterRoot } from "../support/registry.js";
+import { scratchEnv } from "../support/scratch-home.js";
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].filter((p): p is string => Boolean(p));
 
@@ -19,9 +24,32 @@ export function chromiumPath(): string {
   );
 }
 
+/**
+ * Headless Chromium with a HOME, XDG dirs and TMPDIR of its own (it writes ~/.config/chromium and
+ * ~/.cache/dconf otherwise), removed once the browser is gone. TMPDIR is the home itself, and
+ * named short: Chromium puts a Unix socket in it, whose path may not pass 107 characters.
+ */
 export async function launchBrowser(): Promise<Browser> {
-  // --no-sandbox: CI runs as root, where Chromium's own sandbox refuses to start.
-  return chromium.launch({ executablePath: chromiumPath(), headless: true, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  const home = await realpath(await mkdtemp(join(tmpdir(), "ch-")));
+  registerRoot(home);
+  const remove = () => {
+    rmSync(home, { recursive: true, force: true, maxRetries: 3 });
+    unregisterRoot(home);
+  };
+  try {
+    // --no-sandbox: CI runs as root, where Chromium's own sandbox refuses to start.
+    const browser = await chromium.launch({
+      executablePath: chromiumPath(),
+      headless: true,
+      args: ["--no-sandbox", "--disable-dev-shm-usage"],
+      env: { ...process.env, ...xdg(home), TMPDIR: home },
+    });
+    browser.once("disconnected", remove);
+    return browser;
+  } catch (error) {
+    remove();
+    throw error;
+  }
 }
 
 export interface ConsoleProcess {
@@ -35,7 +63,7 @@ export interface ConsoleProcess {
 export async function startConsoleCli(env: Record<string, string>): Promise<ConsoleProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first.`);
   const child = spawn(process.execPath, [CLI, "console"], {
-    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env },
+    env: { ...scratchEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

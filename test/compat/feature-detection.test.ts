@@ -5,7 +5,7 @@
 // answers the version-specific error and sends nothing.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { firstTestedWith } from "../../src/core/server/compatibility.js";
+import { firstTestedWith } from "../../src/core/engine/server/compatibility.js";
 import { startMcpFor, type McpSession } from "../support/mcp-client.js";
 import type { TestOpencode } from "../support/opencode.js";
 import { release } from "./targets.js";

@@ -6,20 +6,25 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fetchSpecFrom } from "../../codegen/lib/server-fetch.js";
-import { listOperations, type OpenApiDocument } from "../../codegen/lib/spec.js";
+import { listOperations, type OpenApiDocument } from "../../src/openapi/spec.js";
 import { specInfo } from "../../generated/operations.js";
 import { specInfo as v2SpecInfo } from "../../generated/v2/operations.js";
 import { resolveV2Routes, V2_ROUTES, type V2RouteName, type V2Routes } from "../../src/client/v2/routes.js";
-import { compareVersions } from "../../src/core/server/compatibility.js";
-import { BEHAVIOUR_LIMITS } from "../../src/core/server/feature-guard.js";
+import type { CompatibilityData } from "../../src/core/engine/server/compatibility.js";
 import { startMcpFor, type McpSession } from "../support/mcp-client.js";
 import type { TestOpencode } from "../support/opencode.js";
 import { httpError, text, times, toolCall } from "../support/scripted-model.js";
 import { oracleFor, type Oracle } from "./oracle.js";
+import { columnDifferences, type ObservedResult } from "./report.js";
 import { selectedTargets } from "./targets.js";
 import { COLOR_QUESTION } from "../support/questions.js";
 
 type Row = Record<string, unknown>;
+
+/** The compatibility data this matrix measured (docs/compatibility.md is rendered from it). */
+const DATA = new URL("../../spec/compatibility.json", import.meta.url);
+/** The last test of each target: this run agrees with the data. */
+const AGREES = "agrees with spec/compatibility.json";
 
 for (const target of selectedTargets()) {
   describe(`opencode ${target.name}`, () => {
@@ -34,6 +39,16 @@ for (const target of selectedTargets()) {
     let serverDoc: OpenApiDocument;
     /** 2.x: the v2 engine's operations resolved from the server's document, as the conductor resolves them. */
     let v2Routes: V2Routes | undefined;
+    /**
+     * The report's status is what opencode recorded (derived from the session re-read, never
+     * written here), and that is the ending the row scripts; a done turn's answer is the recorded one.
+     */
+    async function expectRecorded(data: Row, intended: string): Promise<void> {
+      const recorded = await oracle.turn(data.session_id as string);
+      expect(data.status, JSON.stringify(data).slice(0, 400)).toBe(recorded.status);
+      expect(recorded.status, "the row's ending is what opencode recorded").toBe(intended);
+      if (recorded.status === "done" && "answer" in data) expect(data.answer).toBe(recorded.answer);
+    }
     /** Rows where the conductor refused as it should (the release lacks the feature), for the report. */
     const notes: Record<string, string> = {};
 
@@ -43,16 +58,20 @@ for (const target of selectedTargets()) {
      * high-level tool goes through the v2 engine, so the engine's own operation (`v2Route`) decides:
      * its route adapter's error (routes.ts) where the server lacks it.
      */
-    function expectedRefusal(operationId: string, v2Route?: V2RouteName): string | undefined {
+    function expectedRefusal(operationId: string, v2Route?: V2RouteName, misbehaves = false): string | undefined {
       if (v2Routes && v2Route) return v2Routes.has(v2Route) ? undefined : `opencode ${version} cannot ${V2_ROUTES[v2Route].purpose}`;
       if (!operationIds.has(operationId)) return `opencode ${version} has no operation ${operationId}`;
-      const limit = BEHAVIOUR_LIMITS.find((l) => l.operationId === operationId && compareVersions(version, l.since) < 0);
-      return limit ? `does not work on opencode ${version}` : undefined;
+      return misbehaves ? `does not work on opencode ${version}` : undefined;
     }
 
-    /** Asserts the clear refusal and records it; true when the row ends there. */
-    function refused(row: string, operationId: string, answer: { isError: boolean; text: string }, v2Route?: V2RouteName): boolean {
-      const refusal = expectedRefusal(operationId, v2Route);
+    /**
+     * Asserts the clear refusal and records it; true when the row ends there. Whether the conductor
+     * must refuse comes from the server alone: its own document (the operation is missing) or its
+     * behaviour (`misbehaves`: the row tried the operation on the server directly and it did not do
+     * its job), never from the conductor's list of known limits.
+     */
+    function refused(row: string, operationId: string, answer: { isError: boolean; text: string }, v2Route?: V2RouteName, misbehaves = false): boolean {
+      const refusal = expectedRefusal(operationId, v2Route, misbehaves);
       if (!refusal) return false;
       expect(answer.isError, answer.text).toBe(true);
       expect(answer.text).toContain(refusal);
@@ -107,8 +126,12 @@ for (const target of selectedTargets()) {
       const out = process.env.OCC_COMPAT_OUT;
       if (out) writeFileSync(join(out, `${target.name}.notes.json`), JSON.stringify(notes));
     });
+    /** Each row's result as this run found it, in the data's shape (a failure's reason aside). */
+    const observed: Record<string, ObservedResult> = {};
     // A failed row must not leave answers queued for the next one.
-    afterEach(() => {
+    afterEach(({ task }) => {
+      if (task.name !== AGREES)
+        observed[task.name] = task.result?.state === "pass" ? { ok: true, ...(notes[task.name] ? { refused: notes[task.name] } : {}) } : { ok: false };
       server?.model.clear();
       server?.model.for("scripted").clear();
       server?.model.for("backup").clear();
@@ -143,7 +166,7 @@ for (const target of selectedTargets()) {
     it("delegate: text", async () => {
       server.model.queue(text(`Hello from opencode ${target.name}.`));
       const r = await mcp.call("oc_delegate", { task: "Say hello" });
-      expect(r.data.status, r.text).toBe("done");
+      await expectRecorded(r.data, "done");
       expect(r.data.answer).toBe(`Hello from opencode ${target.name}.`);
       expect(await storedAnswer(r.data.session_id as string)).toBe(r.data.answer);
     });
@@ -153,7 +176,7 @@ for (const target of selectedTargets()) {
       server.model.queue(oracle.writeFile(file, "written\n"), text("Wrote it."));
       const r = await mcp.call("oc_delegate", { task: "Write written.txt", permissions: "auto" });
       if (refusedRules("delegate: write a file", r)) return;
-      expect(r.data.status, r.text).toBe("done");
+      await expectRecorded(r.data, "done");
       expect(readFileSync(file, "utf8")).toBe("written\n");
       expect((r.data.files as Row[]).some((f) => file.endsWith(String(f.path)))).toBe(true);
       expect(await storedAnswer(r.data.session_id as string)).toBe("Wrote it.");
@@ -164,7 +187,7 @@ for (const target of selectedTargets()) {
       server.model.queue(oracle.shell(`echo ran > ${marker}`), text("Ran it."));
       const r = await mcp.call("oc_delegate", { task: "Run the command", permissions: "auto" });
       if (refusedRules("delegate: bash", r)) return;
-      expect(r.data.status, r.text).toBe("done");
+      await expectRecorded(r.data, "done");
       expect(readFileSync(marker, "utf8").trim()).toBe("ran");
       expect((r.data.tools as Row[]).find((t) => t.tool === oracle.shellTool)?.status).toBe("completed");
     });
@@ -174,10 +197,7 @@ for (const target of selectedTargets()) {
       const r = await mcp.call("oc_delegate_parallel", { tasks: [{ task: "First" }, { task: "Second" }] });
       expect(r.isError, r.text).toBe(false);
       const results = r.data.results as Row[];
-      expect(
-        results.map((x) => x.status),
-        r.text,
-      ).toEqual(["done", "done"]);
+      for (const x of results) await expectRecorded(x, "done");
       const ids = results.map((x) => x.session_id as string);
       expect(new Set(ids).size).toBe(2);
       for (const id of ids) expect(await storedAnswer(id)).toBe("parallel answer");
@@ -188,7 +208,7 @@ for (const target of selectedTargets()) {
       const started = await mcp.call("oc_delegate", { task: "Background task", wait: false });
       expect(started.data.status, started.text).toBe("running");
       const done = await mcp.call("oc_wait", { session_id: started.data.session_id });
-      expect(done.data.status, done.text).toBe("done");
+      await expectRecorded(done.data, "done");
       expect(done.data.answer).toBe("Finished in the background.");
       expect(await storedAnswer(started.data.session_id as string)).toBe("Finished in the background.");
     });
@@ -198,14 +218,14 @@ for (const target of selectedTargets()) {
       server.model.queue(oracle.shell(`echo approved > ${marker}`), text("Approved and done."));
       const blocked = await mcp.call("oc_delegate", { task: "Run the command", permissions: "agent" });
       if (refusedRules("permission: blocked + answer", blocked)) return;
-      expect(blocked.data.status, blocked.text).toBe("blocked");
+      await expectRecorded(blocked.data, "blocked");
       const pending = blocked.data.pending as Row[];
       expect(pending[0]?.kind).toBe("permission");
       expect(existsSync(marker)).toBe(false);
       const answered = await mcp.call("oc_answer", { request_id: pending[0]!.id, decision: "once" });
       expect(answered.isError, answered.text).toBe(false);
       const done = await mcp.call("oc_wait", { session_id: blocked.data.session_id });
-      expect(done.data.status, done.text).toBe("done");
+      await expectRecorded(done.data, "done");
       expect(readFileSync(marker, "utf8").trim()).toBe("approved");
     });
 
@@ -213,13 +233,13 @@ for (const target of selectedTargets()) {
       const questions = [COLOR_QUESTION];
       server.model.queue(toolCall("question", { questions }), text("Blue it is."));
       const blocked = await mcp.call("oc_delegate", { task: "Pick a color" });
-      expect(blocked.data.status, blocked.text).toBe("blocked");
+      await expectRecorded(blocked.data, "blocked");
       const pending = blocked.data.pending as Row[];
       expect(pending[0]?.kind).toBe("question");
       const answered = await mcp.call("oc_answer", { request_id: pending[0]!.id, answers: [["Blue"]] });
       expect(answered.isError, answered.text).toBe(false);
       const done = await mcp.call("oc_wait", { session_id: blocked.data.session_id });
-      expect(done.data.status, done.text).toBe("done");
+      await expectRecorded(done.data, "done");
       expect(done.data.tools).toEqual([expect.objectContaining({ tool: "question", status: "completed" })]);
       expect(await storedAnswer(blocked.data.session_id as string)).toBe("Blue it is.");
     });
@@ -228,7 +248,7 @@ for (const target of selectedTargets()) {
       server.model.for("scripted").queue(times(6, httpError(429, { retryAfterMs: 300 })));
       server.model.for("backup").queue(text("The backup answered."));
       const r = await mcp.call("oc_delegate", { task: "Rate limited", model: "fake/scripted", fallback_models: ["fake/backup"] });
-      expect(r.data.status, r.text).toBe("done");
+      await expectRecorded(r.data, "done");
       expect(r.data.answer).toBe("The backup answered.");
       expect(r.data.fallbacks).toEqual([expect.objectContaining({ from: "fake/scripted", to: "fake/backup" })]);
       expect(await storedAnswer(r.data.session_id as string)).toBe("The backup answered.");
@@ -243,7 +263,7 @@ for (const target of selectedTargets()) {
       await server.model.waitForRequests(seen + 1, { kind: "chat" });
       const stopped = await mcp.call("oc_interrupt", { session_id: sessionId });
       expect(stopped.isError, stopped.text).toBe(false);
-      expect(stopped.data.status, stopped.text).toBe("interrupted");
+      await expectRecorded({ ...stopped.data, session_id: sessionId }, "interrupted");
       const state = await mcp.call("oc_result", { session_id: sessionId });
       expect(state.data.state, state.text).toBe("idle");
       expect(await storedAnswer(sessionId)).not.toBe("too late");
@@ -257,20 +277,22 @@ for (const target of selectedTargets()) {
         server.model.queue(oracle.writeFile(file, "one line\n"), text("Added diffed.txt."));
         // Without per-session rules the server's own config decides (it asks only for the shell).
         const r = await mcp.call("oc_delegate", { task: "Add diffed.txt", ...(sessionRules ? { permissions: "auto" } : {}) });
-        expect(r.data.status, r.text).toBe("done");
+        await expectRecorded(r.data, "done");
         const sessionId = r.data.session_id as string;
         return { sessionId, file, userMessageId: await oracle.firstUserMessageId(sessionId) };
       })());
 
     it("session: diff", async () => {
-      const { sessionId, userMessageId } = await editedSession();
+      const { sessionId, file, userMessageId } = await editedSession();
+      // What opencode recorded for that turn, read straight from it: the files, and line counts only
+      // where it keeps them. A release that records none for a turn that wrote a file misbehaves.
+      const recorded = operationIds.has("session.diff") || oracle.major === 2 ? await oracle.turnFiles(sessionId, userMessageId) : [];
+      const misbehaves = existsSync(file) && !recorded.some((f) => f.file === "diffed.txt");
       const diff = await mcp.call("oc_session", { session_id: sessionId, action: "diff" });
-      if (refused("session: diff", "session.diff", diff, "session.messages")) return;
+      if (refused("session: diff", "session.diff", diff, "session.messages", misbehaves)) return;
       expect(diff.isError, diff.text).toBe(false);
       const files = (diff.data.result as Row).files as Row[];
       expect(files.map((f) => f.file)).toEqual(["diffed.txt"]);
-      // What opencode recorded for that turn, read back: the same files, and line counts only where it keeps them.
-      const recorded = await oracle.turnFiles(sessionId, userMessageId);
       expect(files.map((f) => f.file)).toEqual(recorded.map((f) => f.file));
       for (const [i, f] of files.entries()) expect(f.additions, JSON.stringify(f)).toBe(recorded[i]!.additions);
     });
@@ -285,10 +307,28 @@ for (const target of selectedTargets()) {
       expect(await storedAnswer(forkId)).toBe("Added diffed.txt.");
     });
 
+    /**
+     * 1.x: whether the release's own revert leaves the files a turn wrote (a turn of its own writes
+     * a probe file, then the test calls `session.revert` on the server directly, not through the
+     * conductor). 2.x: the route adapter decides from the server's document.
+     */
+    async function revertMisbehaves(): Promise<boolean> {
+      if (oracle.major === 2 || !operationIds.has("session.revert")) return false;
+      const probe = join(server.directory, "revert-probe.txt");
+      server.model.queue(oracle.writeFile(probe, "probe\n"), text("Wrote the probe."));
+      const r = await mcp.call("oc_delegate", { task: "Write the probe", ...(sessionRules ? { permissions: "auto" } : {}) });
+      await expectRecorded(r.data, "done");
+      expect(existsSync(probe)).toBe(true);
+      const sessionId = r.data.session_id as string;
+      await oracle.revert(sessionId, await oracle.firstUserMessageId(sessionId));
+      return existsSync(probe);
+    }
+
     it("session: revert", async () => {
       const { sessionId, file, userMessageId } = await editedSession();
+      const misbehaves = await revertMisbehaves();
       const reverted = await mcp.call("oc_session", { session_id: sessionId, action: "revert", message_id: userMessageId });
-      if (refused("session: revert", "session.revert", reverted, "session.revert.stage")) return expect(existsSync(file)).toBe(true);
+      if (refused("session: revert", "session.revert", reverted, "session.revert.stage", misbehaves)) return expect(existsSync(file)).toBe(true);
       expect(reverted.isError, reverted.text).toBe(false);
       expect(existsSync(file)).toBe(false);
       expect(await oracle.revertedTo(sessionId)).toBe(userMessageId);
@@ -345,6 +385,19 @@ for (const target of selectedTargets()) {
       expect(one.isError, one.text).toBe(false);
       expect(JSON.stringify(one.data.result)).toContain(String(rows[0]!.id));
     });
+
+    // CI re-runs the targets and compares: a result that differs from spec/compatibility.json (the
+    // release changed, the conductor changed, or the data was edited) fails until
+    // `npm run test:compat -- <target>` measures it again. A run that rewrites the data
+    // (OCC_COMPAT_OUT, `npm run test:compat`) does not compare.
+    if (!process.env.OCC_COMPAT_OUT)
+      it(AGREES, () => {
+        const data = JSON.parse(readFileSync(DATA, "utf8")) as CompatibilityData;
+        const column = data.versions[target.name];
+        const fix = `re-measure it: npm run test:compat -- ${target.name} (then commit spec/compatibility.json and docs/compatibility.md)`;
+        expect(column, `spec/compatibility.json has no column ${target.name}: ${fix}`).toBeDefined();
+        expect(columnDifferences(observed, column!), `opencode ${target.name}: this run's results differ from spec/compatibility.json; ${fix}`).toEqual([]);
+      });
   });
 }
 

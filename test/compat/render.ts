@@ -2,7 +2,7 @@
 // without running anything (after a change to the report's layout).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { CompatibilityData } from "../../src/core/server/compatibility.js";
+import type { CompatibilityData } from "../../src/core/engine/server/compatibility.js";
 import { renderMarkdown } from "./report.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");

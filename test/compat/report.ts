@@ -3,8 +3,8 @@
 import { readFileSync } from "node:fs";
 import { diffSpecs } from "../../codegen/lib/diff.js";
 import { sha256 } from "../../codegen/lib/meta.js";
-import { listOperations, type OpenApiDocument } from "../../codegen/lib/spec.js";
-import { BEHAVIOUR_LIMITS } from "../../src/core/server/feature-guard.js";
+import { listOperations, type OpenApiDocument } from "../../src/openapi/spec.js";
+import { BEHAVIOUR_LIMITS } from "../../src/core/engine/server/feature-guard.js";
 import {
   compareVersions,
   supportedRange,
@@ -12,7 +12,7 @@ import {
   type CompatibilityData,
   type FeatureResult,
   type VersionRecord,
-} from "../../src/core/server/compatibility.js";
+} from "../../src/core/engine/server/compatibility.js";
 
 /** The parts of vitest's JSON reporter output used here. */
 export interface VitestJson {
@@ -113,10 +113,19 @@ export function renderMarkdown(d: CompatibilityData): string {
     `| operations (pin has ${spec(d.pinned)?.operations ?? "?"}${pins.map((p) => `; 2.x vs the 2.x pin ${p}`).join("")}) | ${versions.map((v) => (spec(v) ? `${spec(v)!.operations}: −${spec(v)!.missing.length} +${spec(v)!.extra.length}, ${spec(v)!.changed.length} changed` : "–")).join(" | ")} |`,
   );
   out.push(`| run time | ${versions.map((v) => `${d.versions[v]!.seconds} s`).join(" | ")} |`);
+  out.push(`| measured at | ${versions.map((v) => measuredAt(d.versions[v]!)).join(" | ")} |`);
   out.push("", "Run time is the wall time of the version's vitest run (install excluded, server start to stop) on the 2-core CI machine.");
+  out.push(
+    "",
+    "**Checked, not only measured.** CI (`.ci/run`) re-runs every column of this table and fails when a row's result differs from",
+    "`spec/compatibility.json` (`test/compat/matrix.test.ts`, its last test per column), so neither an edit of the data nor a change of",
+    "the conductor or a release goes unseen; `npm test` does the same for the oldest supported and the newest 1.x release. Each column",
+    "names the commit of the conductor it was measured on (`measured at`; `before commits were kept` for runs older than that):",
+    "`npm run test:compat -- <version>` measures a column again.",
+  );
   out.push("", "## Behaviour differences found", "");
   out.push(
-    "Operations a release has but that did not work there; the conductor refuses them on older releases (`BEHAVIOUR_LIMITS` in `src/core/server/feature-guard.ts`):",
+    "Operations a release has but that did not work there; the conductor refuses them on older releases (`BEHAVIOUR_LIMITS` in `src/core/engine/server/feature-guard.ts`):",
     "",
   );
   for (const l of BEHAVIOUR_LIMITS) out.push(`- \`${l.operationId}\` before ${l.since}: ${l.problem}.`);
@@ -143,6 +152,9 @@ export function renderMarkdown(d: CompatibilityData): string {
 
 const isMajor2 = (d: CompatibilityData, v: string) => /^2\./.test(d.versions[v]?.reported ?? "");
 
+/** The commit a column was measured on, with its day. */
+const measuredAt = (r: VersionRecord) => (r.commit ? `\`${r.commit}\` (${r.ranAt.slice(0, 10)})` : `before commits were kept (${r.ranAt.slice(0, 10)})`);
+
 /** The paragraph about the 2.x column, when the matrix has one. */
 function twoX(d: CompatibilityData): string[] {
   const columns = Object.keys(d.versions).filter((v) => isMajor2(d, v));
@@ -167,4 +179,29 @@ export function merge(d: CompatibilityData, name: string, record: VersionRecord,
       .map((v) => [v, versions[v]!]),
   );
   return { ...d, features: features.length ? features : d.features, versions: sorted };
+}
+
+/** A row's result as a run observes it and the data holds it (a failure's reason is not compared). */
+export interface ObservedResult {
+  ok: boolean;
+  refused?: string;
+}
+
+/** A column's rows in the shape a run observes them. */
+export function recordedResults(column: VersionRecord): Record<string, ObservedResult> {
+  return Object.fromEntries(
+    Object.entries(column.results).map(([row, r]) => [row, r.ok ? { ok: true, ...(r.refused ? { refused: r.refused } : {}) } : { ok: false }]),
+  );
+}
+
+/**
+ * Where a run's results and a column of spec/compatibility.json disagree, one line per row (a row
+ * missing on either side included); empty when they agree. CI fails the column on any line.
+ */
+export function columnDifferences(observed: Record<string, ObservedResult>, column: VersionRecord): string[] {
+  const recorded = recordedResults(column);
+  const shown = (r: ObservedResult | undefined) => (r === undefined ? "no result" : r.ok ? (r.refused ? `passed, ${r.refused}` : "passed") : "failed");
+  return [...new Set([...Object.keys(recorded), ...Object.keys(observed)])]
+    .filter((row) => shown(observed[row]) !== shown(recorded[row]))
+    .map((row) => `${row}: this run ${shown(observed[row])}, the data says ${shown(recorded[row])}`);
 }

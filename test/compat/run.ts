@@ -7,8 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { specInfo as v2SpecInfo } from "../../generated/v2/operations.js";
-import type { CompatibilityData } from "../../src/core/server/compatibility.js";
-import { V2_PIN_PREFIX } from "../../src/core/server/spec.js";
+import type { CompatibilityData } from "../../src/core/engine/server/compatibility.js";
+import { V2_PIN_PREFIX } from "../../src/core/engine/server/spec.js";
 import { opencodeRelease } from "../support/opencode-release.js";
 import { featureResults, loadPinnedSpec, merge, renderMarkdown, specSummary, type VitestJson } from "./report.js";
 import { renderDocs } from "./render.js";
@@ -17,6 +17,15 @@ import { MATRIX, PINNED, targetFor } from "./targets.js";
 const ROOT = join(import.meta.dirname, "..", "..");
 const DATA = join(ROOT, "spec", "compatibility.json");
 const DOC = join(ROOT, "docs", "compatibility.md");
+
+/** The commit under test, marked `-dirty` when the tree differs from it (a dirty column is not reproducible). */
+function measuredCommit(): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
+  const head = git("rev-parse", "--short=12", "HEAD");
+  // The data and the page this run writes are not what it measured.
+  const dirty = git("status", "--porcelain", "--", ".", ":!spec/compatibility.json", ":!docs/compatibility.md") !== "";
+  return dirty ? `${head}-dirty` : head;
+}
 
 function runVitest(name: string, out: string): Promise<number> {
   return new Promise((resolve) => {
@@ -79,11 +88,12 @@ async function main(): Promise<number> {
       const specFile = join(out, `${name}.openapi.json`);
       const versionFile = join(out, `${name}.version`);
       const reported = existsSync(versionFile) ? readFileSync(versionFile, "utf8") : "unknown";
-      // A 2.x server is measured against the 2.x pin, as oc_status measures it (src/core/server/spec.ts).
+      // A 2.x server is measured against the 2.x pin, as oc_status measures it (src/core/engine/server/spec.ts).
       const major2 = reported.startsWith("2.");
       const record = {
         reported,
         ranAt: new Date().toISOString(),
+        commit: measuredCommit(),
         seconds,
         node: process.version,
         results,

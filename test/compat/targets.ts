@@ -29,8 +29,11 @@ export const V2_TARGET = "2.x";
 /** The full matrix (`npm run test:compat` with no arguments): the 1.x releases, then the runnable 2.x. */
 export const MATRIX = ["1.1.65", "1.3.2", "1.14.48", "1.15.13", "1.17.19", "1.18.3", "1.18.20", PINNED, "1.18.34", V2_TARGET];
 
-/** What CI runs (the `compat` vitest project without OCC_COMPAT_VERSIONS): oldest supported and newest 1.x. */
-export const CI_DEFAULT = ["1.14.48", "1.18.34"];
+/**
+ * What the `compat` vitest project runs without OCC_COMPAT_VERSIONS (`npm test`): the oldest
+ * supported and the newest 1.x release. CI (`.ci/run`) sets OCC_COMPAT_VERSIONS=all: every column.
+ */
+export const DEFAULT_TARGETS = ["1.14.48", "1.18.34"];
 
 /** An `opencode-linux-x64` release from the registry; the pin uses the installed `opencode-ai`. */
 export function release(version: string): CompatTarget {
@@ -53,7 +56,7 @@ export function targetFor(name: string): CompatTarget {
 /** OCC_COMPAT_VERSIONS (comma list, or `all`), else the CI default. */
 export function selectedTargets(env: string | undefined = process.env.OCC_COMPAT_VERSIONS): CompatTarget[] {
   const names = !env
-    ? CI_DEFAULT
+    ? DEFAULT_TARGETS
     : env.trim() === "all"
       ? MATRIX
       : env

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openaiResponses } from "../support/llm-api/openai-responses.js";
 import { expectDelegated, expectReturnedApproval, startApprovalScene, startScene, TOKEN, type Scene } from "../support/client-scene.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { clientBin, clientEnv, docSnippet, localize, run, shellWords } from "../support/real-clients.js";
+import { clientBin, clientEnv, docSnippet, initializedVersion, localize, run, shellWords, tapped } from "../support/real-clients.js";
 
 let oc: TestOpencode;
 let codex: string;
@@ -24,8 +24,8 @@ function env(scene: Scene): Record<string, string> {
   return clientEnv(scene.home, { SCRIPTED_API_KEY: "scripted-key", OPENCODE_CONDUCTOR_HTTP_TOKEN: TOKEN });
 }
 
-/** The test's model provider, then the docs' server entry made local. */
-async function writeConfig(scene: Scene, heading: string): Promise<void> {
+/** The test's model provider, then the docs' server entry made local (through the wiretap with `tap`). */
+async function writeConfig(scene: Scene, heading: string, tap?: string): Promise<void> {
   const provider = [
     'model = "scripted"',
     'model_provider = "scripted"',
@@ -38,7 +38,10 @@ async function writeConfig(scene: Scene, heading: string): Promise<void> {
     "",
   ].join("\n");
   await mkdir(join(scene.home, ".codex"), { recursive: true });
-  await writeFile(join(scene.home, ".codex", "config.toml"), `${provider}\n${localize(docSnippet(heading, "toml"), scene.values, "toml")}`);
+  await writeFile(
+    join(scene.home, ".codex", "config.toml"),
+    `${provider}\n${localize(docSnippet(heading, "toml"), { ...scene.values, ...(tap ? { tap } : {}) }, "toml")}`,
+  );
 }
 
 async function codexLine(scene: Scene, line: string, extra: string[] = []) {
@@ -56,7 +59,8 @@ describe.each(["stdio", "http"] as const)("Codex over %s", (transport) => {
   });
 
   it("config.toml from docs/clients.md, codex mcp list shows it enabled, codex exec delegates and a real file is written", async () => {
-    await writeConfig(scene, transport === "stdio" ? "Codex over stdio" : "Codex over HTTP");
+    const tap = transport === "stdio" ? join(scene.home, "mcp-traffic.jsonl") : undefined;
+    await writeConfig(scene, transport === "stdio" ? "Codex over stdio" : "Codex over HTTP", tap);
     const list = await codexLine(scene, docSnippet("Codex over stdio").trim());
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/opencode\s.*enabled/);
@@ -65,6 +69,8 @@ describe.each(["stdio", "http"] as const)("Codex over %s", (transport) => {
     // The test project is not a git repository: Codex wants --skip-git-repo-check there.
     const headless = await codexLine(scene, docSnippet("Codex headless (`codex exec`)").trim(), ["--skip-git-repo-check"]);
     await expectDelegated(scene, headless);
+    // Codex opens with initialize (the 2025 era the same server serves unchanged), asking for 2025-06-18.
+    if (tap) expect(initializedVersion(tapped(tap))).toBe("2025-06-18");
   });
 });
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { geminiGenerate } from "../support/llm-api/gemini.js";
 import { expectDelegated, startScene, type Scene } from "../support/client-scene.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { clientBin, clientEnv, docSnippet, localize, run, shellWords } from "../support/real-clients.js";
+import { clientBin, clientEnv, docSnippet, initializedVersion, localize, run, shellWords, tapped } from "../support/real-clients.js";
 
 let oc: TestOpencode;
 let gemini: string;
@@ -25,9 +25,9 @@ function env(scene: Scene): Record<string, string> {
   return clientEnv(scene.home, { GOOGLE_GEMINI_BASE_URL: scene.api.url, GEMINI_API_KEY: "scripted-key", GEMINI_CLI_TRUST_WORKSPACE: "true" });
 }
 
-async function runSnippet(scene: Scene, heading: string) {
+async function runSnippet(scene: Scene, heading: string, tap?: string) {
   const results = [];
-  for (const line of localize(docSnippet(heading), scene.values)
+  for (const line of localize(docSnippet(heading), { ...scene.values, ...(tap ? { tap } : {}) })
     .split("\n")
     .filter((l) => l.startsWith("gemini "))) {
     const [, ...args] = shellWords(line);
@@ -55,7 +55,8 @@ describe.each(["stdio", "http"] as const)("Gemini CLI over %s", (transport) => {
   });
 
   it("mcp add from docs/clients.md, mcp list says Connected, gemini -p delegates and a real file is written", async () => {
-    const [add, list] = await runSnippet(scene, transport === "stdio" ? "Gemini CLI over stdio" : "Gemini CLI over HTTP");
+    const tap = transport === "stdio" ? join(scene.home, "mcp-traffic.jsonl") : undefined;
+    const [add, list] = await runSnippet(scene, transport === "stdio" ? "Gemini CLI over stdio" : "Gemini CLI over HTTP", tap);
     expect(add!.code, add!.stderr).toBe(0);
     expect(list!.code, list!.stderr).toBe(0);
     expect(list!.stdout + list!.stderr).toMatch(/✓ opencode: .*Connected/); // Gemini CLI prints the list on stderr
@@ -69,5 +70,7 @@ describe.each(["stdio", "http"] as const)("Gemini CLI over %s", (transport) => {
     ).flatMap((t) => t.functionDeclarations ?? []);
     const status = declarations.find((d) => d.name.endsWith("oc_status"))!;
     expect(JSON.stringify(status.parametersJsonSchema ?? status.parameters)).toContain("wait_for_previous");
+    // Gemini CLI opens with initialize (the 2025 era the same server serves unchanged), asking for 2025-06-18.
+    if (tap) expect(initializedVersion(tapped(tap))).toBe("2025-06-18");
   });
 });

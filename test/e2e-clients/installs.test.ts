@@ -15,7 +15,7 @@ import { geminiGenerate } from "../support/llm-api/gemini.js";
 import { openaiResponses } from "../support/llm-api/openai-responses.js";
 import { expectDelegated, startScene, type Scene } from "../support/client-scene.js";
 import { startOpencode, type TestOpencode } from "../support/opencode.js";
-import { CLAUDE_MCP_WAIT, clientBin, clientEnv, run } from "../support/real-clients.js";
+import { clientBin, clientEnv, run } from "../support/real-clients.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const TASK = "Use oc_delegate to write the file";
@@ -54,9 +54,6 @@ describe("Claude Code plugin from this clone", () => {
     const env = clientEnv(scene.home, {
       ANTHROPIC_BASE_URL: scene.api.url,
       ANTHROPIC_API_KEY: "sk-ant-scripted",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      ENABLE_TOOL_SEARCH: "false",
-      ...CLAUDE_MCP_WAIT,
       ...serverEnv(scene),
     });
     const o = { env, cwd: oc.directory, timeoutMs: 120_000 };

@@ -1,5 +1,5 @@
 // On a real opencode 2.x server, the summary delegate() returns at the outcome event is built from
-// the turn's durable events (src/core/engine/v2-seen-turn.ts), not from a read of the session, and
+// the turn's durable events (src/core/engine/v2/v2-seen-turn.ts), not from a read of the session, and
 // it must equal the summary of the session as the server recorded it, re-read afterwards. Turns: a
 // text answer, a write in a git project (the step's snapshot names the file), a failing tool then an
 // answer, a failing model (HTTP 400), reasoning before an answer, a retried model call, and a

@@ -125,16 +125,48 @@ describe("oc_delegate with files on opencode 2.x", () => {
 });
 
 describe("oc_delegate with agents on opencode 2.x", () => {
-  it("agent: the named agent runs the turn, as recorded on the assistant message", async () => {
-    h.server.model.queue(text("planned"));
+  it("agent: a new session is created with it (no switch), a continued one switches; the assistant messages record it", async () => {
+    h.server.model.queue(text("planned"), text("built"));
     const r = await call("oc_delegate", { task: "make a plan", title: "v2 agent", agent: "plan" });
     expect(r.isError, r.text).toBe(false);
     expect(r.data).toMatchObject({ status: "done", answer: "planned", agent: "plan" });
-    const messages = await recorded(r.data.session_id as string);
-    // 2.x keeps the agent on the session: the switch is a message of its own.
-    expect(messages.map((m) => m.type)).toEqual(["agent-switched", "user", "assistant"]);
-    expect(messages[0]).toMatchObject({ agent: "plan" });
-    expect(messages[2]).toMatchObject({ agent: "plan", finish: "stop" });
+    const sessionId = r.data.session_id as string;
+    // The create request carried the agent: the session holds it from the start, no switch message.
+    expect(await recorded(sessionId)).toMatchObject([{ type: "user" }, { type: "assistant", agent: "plan", finish: "stop" }]);
+    expect(((await h.v2.request("session.get", { path: { sessionID: sessionId } })) as { data: { agent?: string } }).data.agent).toBe("plan");
+
+    // 2.x keeps the agent on the session: another one for a later turn is a switch, a message of its own.
+    const again = await call("oc_delegate", { task: "now build it", session_id: sessionId, agent: "build" });
+    expect(again.data).toMatchObject({ status: "done", answer: "built", agent: "build" });
+    const messages = await recorded(sessionId);
+    expect(messages.map((m) => m.type)).toEqual(["user", "assistant", "agent-switched", "user", "assistant"]);
+    expect(messages[2]).toMatchObject({ agent: "build" });
+    expect(messages[4]).toMatchObject({ agent: "build", finish: "stop" });
+  });
+
+  it("model: a new session is created with it (no switch request), a continued one switches", async () => {
+    h.server.model.for("backup").queue(text("from backup"));
+    const r = await call("oc_delegate", { task: "which model?", title: "v2 model", model: "fake/backup" });
+    expect(r.data, r.text).toMatchObject({ status: "done", answer: "from backup", model: "fake/backup" });
+    const sessionId = r.data.session_id as string;
+    const held = (await h.v2.request("session.get", { path: { sessionID: sessionId } })) as { data: { model?: { id: string; providerID: string } } };
+    expect(held.data.model).toMatchObject({ id: "backup", providerID: "fake" });
+    expect(
+      h.server.model
+        .requestsFor(sessionId)
+        .filter((q) => q.kind === "chat")
+        .map((q) => q.model),
+    ).toEqual(["backup"]);
+
+    h.server.model.for("scripted").queue(text("from scripted"));
+    const again = await call("oc_delegate", { task: "and now?", session_id: sessionId, model: "fake/scripted" });
+    expect(again.data, again.text).toMatchObject({ status: "done", answer: "from scripted", model: "fake/scripted" });
+    expect(
+      h.server.model
+        .requestsFor(sessionId)
+        .filter((q) => q.kind === "chat")
+        .map((q) => q.model),
+    ).toEqual(["backup", "scripted"]);
   });
 
   it("an unknown agent is refused with the server's agents (2.x would fail the turn without recording the prompt)", async () => {

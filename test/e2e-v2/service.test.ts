@@ -154,11 +154,12 @@ describe("the MCP server's connection (what oc_status reports)", () => {
 describe("auto-start with a 2.x CLI", () => {
   it("runs `opencode service start`, reads the discovery file the service wrote (mode 0600), and leaves the service to `opencode service stop`", async () => {
     const { binary } = await prepareOpencode2();
-    const cli = await cliInfo(binary);
-    expect(cli).toMatchObject({ major: 2, hasService: true });
-
     const home = join(root, "cli-home");
     const env = offlineEnv(home);
+    // Even `--version` writes a log under the CLI's XDG data dir: never the user's.
+    const cli = await cliInfo(binary, env);
+    expect(cli).toMatchObject({ major: 2, hasService: true });
+
     // The service's port comes from the CLI's own settings file (per channel): a free one, not 49374/5.
     const port = await freePort();
     await mkdir(join(env.XDG_CONFIG_HOME!, "opencode"), { recursive: true });

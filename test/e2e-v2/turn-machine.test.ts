@@ -1,14 +1,14 @@
 // The turn machine on a live opencode 2.x server: the v2 adapter's event stream goes through the
-// v2 translation (src/core/turns/v2-events.ts) into TurnMachines, and each verdict must equal what
+// v2 translation (src/core/engine/v2/v2-events.ts) into TurnMachines, and each verdict must equal what
 // the server recorded: a fresh machine resynced from a re-read of the session's messages and its
 // activity. A text turn, a failing model (400), an interrupted turn, and a prompt steered or queued
 // into a running execution (one outcome, two prompts' turns).
+import type { TurnVerdict } from "../../src/core/model/turn-outcome.js";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { V2Event } from "../../src/client/v2/events.js";
 import { TurnMachine, type TurnEvent } from "../../src/core/turns/machine.js";
-import type { TurnVerdict } from "../../src/core/turns/record.js";
-import { activityV2, recordedMessagesV2, V2_MACHINE_OPTIONS, V2TurnEvents } from "../../src/core/turns/v2-events.js";
+import { activityV2, recordedMessagesV2, V2_MACHINE_OPTIONS, V2TurnEvents } from "../../src/core/engine/v2/v2-events.js";
 import { hang, httpError, text, toolCall } from "../support/scripted-model.js";
 import { startV2Fixture, type V2Fixture } from "../support/opencode2.js";
 
@@ -168,12 +168,9 @@ describe("the turn machine on the live 2.x stream", () => {
       const messages = await v2.messages(id);
       const answerOne = messages.find((m) => m.content?.some((c) => c.text === "answer one"))!;
       expect(messages.findIndex((m) => m.id === secondId)).toBeGreaterThan(messages.indexOf(answerOne));
-      // Its id is older when it was admitted before answer one's step began (the usual order; on a
-      // loaded machine the tool step may finish first, and then both orders agree).
-      const log = v2.log.of(id, from);
-      const admitted = log.findIndex((e) => e.type === "session.input.admitted" && e.data.inputID === secondId);
-      const answerStarted = log.findIndex((e) => e.type === "session.step.started" && e.data.assistantMessageID === answerOne.id);
-      expect(secondId < answerOne.id).toBe(admitted < answerStarted);
+      // (Whether its id is also older depends on when opencode's clock gave each id, which under
+      // load need not follow the order of the events: CI once saw it differ. The machine reads
+      // neither order from ids, which is what the verdicts below prove.)
     }
 
     const executions = v2.log.of(id, from).filter((e) => e.type === "session.execution.started");

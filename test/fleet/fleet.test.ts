@@ -6,7 +6,9 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ElicitRequest } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect } from "../../src/client/connect.js";
 import { Conductor } from "../../src/core/conductor.js";
 import { TaskQueue } from "../../src/core/queue/client.js";
 import { rootQueue } from "../../src/core/queue/names.js";
@@ -16,9 +18,9 @@ import { startOpencode, type TestOpencode } from "../support/opencode.js";
 import { hang, startScriptedModel, text, times, toolCall, type ScriptedModel } from "../support/scripted-model.js";
 import { startWorker, type TestWorker } from "./support/fleet.js";
 import { startRedis, type TestRedis } from "./support/redis.js";
-import { recorded } from "./support/truth.js";
+import { chatRequestsWith, recorded, recordedOutcome } from "./support/truth.js";
 
-const SLOW = { provider: { fake: { models: { slow: { name: "Slow" }, steady: { name: "Steady" } } } } };
+const SLOW = { provider: { fake: { models: { slow: { name: "Slow" }, steady: { name: "Steady" }, spend: { name: "Spend" } } } } };
 
 let redis: TestRedis;
 let model: ScriptedModel;
@@ -31,6 +33,16 @@ const serverOf = (workerId: string | undefined) => {
   if (!w) throw new Error(`no worker ${workerId}`);
   return w.opencode;
 };
+
+/** The test server a queued task's last attempt ran on (its worker may have been replaced since). */
+const holderOf = (r: QueuedSummary) => {
+  const s = servers.find((x) => x.url === r.task.attempts.at(-1)?.server);
+  if (!s) throw new Error(`no test server ran ${r.task.id}`);
+  return s;
+};
+
+/** An MCP server as a user of the fleet runs it: its own opencode, and the fleet's queue. */
+const fleetMcpEnv = (s: TestOpencode) => ({ OPENCODE_URL: s.url, OPENCODE_PASSWORD: s.password, OPENCODE_CONDUCTOR_QUEUE: redis.url });
 
 async function expectTruthful(r: QueuedSummary, prompt: string) {
   expect(r.status).toBe("done");
@@ -61,7 +73,7 @@ afterAll(async () => {
 
 describe("a fleet of two workers on a real Redis", () => {
   it("runs a 24-task oc_delegate_parallel from the MCP server on both workers, truthful and in input order", async () => {
-    const mcp = await startMcp({ OPENCODE_URL: servers[0]!.url, OPENCODE_PASSWORD: servers[0]!.password, OPENCODE_CONDUCTOR_QUEUE: redis.url });
+    const mcp = await startMcp(fleetMcpEnv(servers[0]!));
     try {
       const tasks = Array.from({ length: 24 }, (_, i) => ({ task: `fleet task ${i + 1}`, title: `t${i + 1}`, permissions: "auto" }));
       const res = await mcp.call("oc_delegate_parallel", { tasks, request_id: "batch-24", concurrency: 24 }, { timeoutMs: 300_000 });
@@ -85,6 +97,7 @@ describe("a fleet of two workers on a real Redis", () => {
       }
       // oc_status shows the queue and both workers.
       const status = await mcp.call("oc_status", {});
+      expect(status.data.queue, status.text).toBeDefined();
       const q = status.data.queue as { counts: { completed: number }; workers: Array<{ id: string; host: string; concurrency: number; heartbeat: string }> };
       expect(q.counts.completed).toBeGreaterThanOrEqual(24);
       expect(q.workers.map((w) => w.id).sort()).toEqual(["wA", "wB"]);
@@ -94,12 +107,11 @@ describe("a fleet of two workers on a real Redis", () => {
     }
   });
 
-  it("hands the task of a SIGKILLed worker to the other one: 2 attempts, the first lost with its session id", async () => {
-    model.for("slow").queue(hang(), text("recovered after a lost worker"));
+  it("re-attaches to the session of a SIGKILLed worker whose opencode keeps running: 2 attempts, the model asked once", async () => {
+    model.for("slow").queue(text("finished after its worker died", { delayMs: 8_000 }));
+    const before = model.requests.filter((r) => r.model === "slow").length;
     const started = await queue.delegate({ task: "survive a dead worker", model: "fake/slow", wait: false, requestId: "kill-me" });
-    const first = await model.waitForRequests(1, { model: "slow", timeoutMs: 60_000 });
-    // The lost attempt's session keeps hanging on its opencode (its retries too), as a dead machine's would.
-    model.forSession(first[0]!.sessionId!).queue(times(50, hang()));
+    const first = await model.waitForRequests(before + 1, { model: "slow", timeoutMs: 60_000 });
     const running = await queue.read(started.task.id);
     // What the KEDA ScaledObject reads (deploy/k8s): BullMQ's active list of the shared queue.
     expect(await queue.redis.type("occ:tasks:active")).toBe("list");
@@ -109,16 +121,66 @@ describe("a fleet of two workers on a real Redis", () => {
     await victim.kill();
     const r = await queue.wait(started.task.id, { timeoutMs: 120_000 });
     expect(r.task.attempts.map((a) => [a.worker, a.outcome])).toEqual([
-      [victim.id, "lost"],
+      [victim.id, "unreachable"],
       [survivor.id, "finished"],
     ]);
-    expect(r.task.attempts[0]!.sessionId).toBe(first[0]!.sessionId);
-    expect(r.task.attempts[0]!.reason).toMatch(/lock on the job expired.*review it/);
-    expect(r.answer).toBe("recovered after a lost worker");
-    await expectTruthful(r, "survive a dead worker");
+    const [dead, follower] = r.task.attempts;
+    expect(dead!.sessionId).toBe(first.at(-1)!.sessionId);
+    expect(dead!.reason).toMatch(/lock on the job expired.*is followed by the next attempt/);
+    expect(follower).toMatchObject({ reattach: { of: 1 }, sessionId: dead!.sessionId, server: victim.opencode.url });
+    expect(r.sessionId).toBe(dead!.sessionId);
+    expect(r.answer).toBe("finished after its worker died");
+    // The model saw the task once: the follower read the session's end instead of prompting again.
+    expect(model.requests.filter((x) => x.model === "slow" && x.kind === "chat").length - before).toBe(1);
+    const rec = await recorded(victim.opencode, r.sessionId);
+    expect(rec).toMatchObject({ prompt: "survive a dead worker", completed: true, answer: r.answer });
     // A new worker takes the dead one's place (same opencode) for the tests that follow.
     await victim.stop();
     workers[workers.indexOf(victim)] = await startWorker({ id: `${victim.id}2`, queueUrl: redis.url, opencode: victim.opencode });
+  });
+
+  it("continues and forks a session a worker ran from a fresh MCP server on the other opencode (oc_send, oc_wait, oc_session fork)", async () => {
+    const task = await queue.read("batch-24.1");
+    // Its worker may have been replaced since (the test above): the attempt names the server.
+    const holder = servers.find((s) => s.url === task.task.attempts.at(-1)!.server)!;
+    const other = servers.find((s) => s !== holder)!;
+    const sessionId = task.sessionId;
+    const mcp = await startMcp(fleetMcpEnv(other));
+    try {
+      model.forSession(sessionId).queue(text("a follow-up on the worker's opencode"));
+      const sent = await mcp.call("oc_send", { session_id: sessionId, message: "one more thing, on the fleet" });
+      expect(sent.isError, sent.text).toBe(false);
+      const waited = await mcp.call("oc_wait", { session_id: sessionId }, { timeoutMs: 120_000 });
+      expect(waited.isError, waited.text).toBe(false);
+      expect(waited.data.status).toBe("done");
+      const c = new Conductor({ url: holder.url, password: holder.password, directory: holder.directory, queue: false });
+      try {
+        const messages = await c.client.call("session.messages", { path: { sessionID: sessionId } });
+        const texts = (role: string) =>
+          messages
+            .filter((m) => m.info.role === role)
+            .map((m) => m.parts.flatMap((p) => (p.type === "text" && !("synthetic" in p && p.synthetic) ? [p.text] : [])).join(""));
+        expect(texts("user").at(-1)).toBe("one more thing, on the fleet");
+        expect(texts("assistant").at(-1)!.trim()).toBe(waited.data.answer);
+        const fork = await mcp.call("oc_session", { session_id: sessionId, action: "fork" });
+        expect(fork.isError, fork.text).toBe(false);
+        const forkId = [...fork.text.matchAll(/ses_[A-Za-z0-9]+/g)].map((m) => m[0]).find((id) => id !== sessionId)!;
+        expect(forkId).toBeDefined();
+        // The fork is on the worker's opencode, with the parent's conversation.
+        const forked = await c.client.call("session.messages", { path: { sessionID: forkId } });
+        expect(forked.filter((m) => m.info.role === "user").length).toBe(messages.filter((m) => m.info.role === "user").length);
+        const elsewhere = new Conductor({ url: other.url, password: other.password, queue: false });
+        try {
+          await expect(elsewhere.client.call("session.get", { path: { sessionID: forkId } })).rejects.toThrow();
+        } finally {
+          elsewhere.close();
+        }
+      } finally {
+        c.close();
+      }
+    } finally {
+      await mcp.close();
+    }
   });
 
   it("loses no task when Redis restarts mid-batch (AOF)", async () => {
@@ -137,7 +199,7 @@ describe("a fleet of two workers on a real Redis", () => {
 
   it("answers oc_wait on a batch from a new MCP server after the first was SIGKILLed mid-batch", async () => {
     model.for("steady").queue(times(4, text("slow batch answer", { delayMs: 2000 })));
-    const env = { OPENCODE_URL: servers[1]!.url, OPENCODE_PASSWORD: servers[1]!.password, OPENCODE_CONDUCTOR_QUEUE: redis.url };
+    const env = fleetMcpEnv(servers[1]!);
     const first = await startMcp(env);
     const tasks = Array.from({ length: 4 }, (_, i) => ({ task: `orphaned ${i + 1}`, model: "fake/steady" }));
     const before = model.requests.filter((r) => r.model === "steady").length;
@@ -189,7 +251,8 @@ describe("a fleet of two workers on a real Redis", () => {
   });
 
   it("cancels a running task (interrupted, as opencode recorded) and a queued one (never started)", async () => {
-    model.for("slow").queue(hang());
+    // Every request of the turn hangs: opencode's chunkTimeout (2 s) may retry the first before the cancel comes.
+    model.for("slow").queue(times(6, hang()));
     const before = model.requests.filter((r) => r.model === "slow").length;
     const running = await queue.delegate({ task: "cancel me while running", model: "fake/slow", wait: false, requestId: "cancel-running" });
     // The model has the turn's request: the session exists and is on record (onSession comes first).
@@ -197,9 +260,13 @@ describe("a fleet of two workers on a real Redis", () => {
     expect((await queue.read(running.task.id)).sessionId).toMatch(/^ses_/);
     const stopped = await queue.cancel(running.task.id);
     expect(stopped.wasRunning).toBe(true);
+    model.for("slow").clear();
     expect(stopped.status).toBe("interrupted");
-    const rec = await recorded(serverOf(stopped.task.worker), stopped.sessionId);
-    expect(rec.error).toBe("MessageAbortedError");
+    // opencode's record says so: MessageAbortedError when the abort cut the stream, or a reply
+    // completed with neither error nor finish when it came during a retry wait.
+    const truth = await recordedOutcome(serverOf(stopped.task.worker), stopped.sessionId);
+    expect(truth.status).toBe("interrupted");
+    if (truth.error) expect(stopped.error?.name).toBe(truth.error.name);
 
     // A root whose only worker left: the task waits in its queue, and a cancel takes it off.
     const rootDir = await mkdtemp(join(tmpdir(), "occ-root-"));
@@ -252,6 +319,172 @@ describe("a fleet of two workers on a real Redis", () => {
     }
   });
 
+  it("keeps delegations in the fleet's Redis: a handle at once, another caller's repeat starts no second job, wait reads the queue's record", async () => {
+    const a = new Conductor({ url: servers[0]!.url, password: servers[0]!.password, queue: { url: redis.url } });
+    const b = new Conductor({ url: servers[1]!.url, password: servers[1]!.password, queue: { url: redis.url } });
+    try {
+      model.for("steady").queue(text("kept in the ledger", { delayMs: 1_000 }));
+      const before = model.requests.filter((r) => r.model === "steady").length;
+      const handle = await a.delegations.delegate({ task: "ledger on the fleet", model: "fake/steady", requestId: "ledger-fleet" });
+      expect(handle).toMatchObject({ id: expect.stringMatching(/^dlg_/), placement: "queue", queueId: "ledger-fleet", status: "working" });
+      expect(await queue.redis.exists(`occ:fleet:ledger:${handle.id}`)).toBe(1);
+      const again = await b.delegate({ task: "ledger on the fleet", model: "fake/steady", requestId: "ledger-fleet" });
+      expect(again).toMatchObject({ replayed: true, status: "done" });
+      expect((await b.delegations.list()).find((d) => d.requestId === "ledger-fleet")?.id).toBe(handle.id);
+      const done = await b.delegations.wait(handle.id, { timeoutMs: 120_000 });
+      expect(done).toMatchObject({ status: "completed", turn: "done" });
+      const result = done.result as QueuedSummary;
+      expect(result.answer).toBe(again.answer);
+      await expectTruthful(result, "ledger on the fleet");
+      expect(model.requests.filter((r) => r.model === "steady").length - before).toBe(1);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  it("stops a batch at its shared max_tokens across both workers: the total is opencode's recorded figures, the rest never prompted", async () => {
+    // 12 tasks, 8 at once (4 per worker). Two answer at once (1,020 tokens each: under the cap of
+    // 2,500); a third spends 1,020 more in a tool call 4 s in: the cap is passed, every running
+    // task of the batch stops wherever it runs, and those still queued never start.
+    const usage = { prompt_tokens: 1000, completion_tokens: 20 };
+    model
+      .for("spend")
+      .queue(
+        text("spent early", { usage }),
+        text("spent early", { usage }),
+        toolCall("bash", { command: "echo over the cap", description: "spend" }, { usage, delayMs: 4_000 }),
+        times(12, text("never answered", { delayMs: 120_000 })),
+      );
+    const prompt = (i: number) => `budget task #${i + 1}.`;
+    const tasks = Array.from({ length: 12 }, (_, i) => ({ task: prompt(i), model: "fake/spend", permissions: "auto" }));
+    const mcp = await startMcp(fleetMcpEnv(servers[0]!));
+    try {
+      const res = await mcp.call("oc_delegate_parallel", { tasks, request_id: "budget-batch", max_tokens: 2_500 }, { timeoutMs: 180_000 });
+      expect(res.isError, res.text).toBe(false);
+      const results = res.data.results as Array<{
+        index: number;
+        status: string;
+        tokens?: { total: number };
+        error?: { name: string };
+        task: { worker?: string; session_id?: string; attempts: Array<{ server?: string }> };
+      }>;
+      let total = 0;
+      const ran: string[] = [];
+      for (const r of results) {
+        if (r.status === "not_started") {
+          expect(r.error?.name).toBe("BudgetExceeded");
+          expect(r.task.session_id).toBeUndefined();
+          // Never prompted: the model saw nothing of it.
+          expect(chatRequestsWith(model, prompt(r.index)), prompt(r.index)).toBe(0);
+          continue;
+        }
+        expect(r.task, res.text).toBeDefined();
+        // It ran: its tokens are the ones its opencode recorded for its session.
+        const holder = servers.find((s) => s.url === r.task.attempts.at(-1)?.server)!;
+        const rec = await recorded(holder, r.task.session_id!);
+        expect(rec.prompt).toBe(prompt(r.index));
+        expect(r.tokens?.total, prompt(r.index)).toBe(rec.tokens);
+        if (r.status === "done") expect(rec).toMatchObject({ completed: true, answer: "spent early" });
+        else expect([r.status, rec.error]).toEqual(["budget_exceeded", "MessageAbortedError"]);
+        total += rec.tokens;
+        ran.push(r.task.worker!);
+      }
+      const counts = res.data.counts as Record<string, number>;
+      expect(counts.done, res.text).toBe(2);
+      expect(counts.not_started, res.text).toBeGreaterThanOrEqual(2);
+      expect((counts.done ?? 0) + (counts.budget_exceeded ?? 0) + (counts.not_started ?? 0)).toBe(12);
+      expect(new Set(ran)).toEqual(new Set(workers.map((w) => w.id)));
+      // The batch's total, as the workers added it up in Redis, is the sum of opencode's figures.
+      expect(res.data.budget).toMatchObject({ tokens: total, exceeded: true, max_tokens: 2_500 });
+      expect(total).toBe(3 * 1_020);
+    } finally {
+      model.for("spend").clear(); // the steps the budget cut off
+      await mcp.close();
+    }
+  });
+
+  it("a fleet task's `ask` rule reaches the caller through MCP elicitation; the answer reaches the worker's opencode, audited as the human's", async () => {
+    const forms: ElicitRequest["params"][] = [];
+    const mcp = await startMcp({ ...fleetMcpEnv(servers[0]!), OPENCODE_CONDUCTOR_TOOLSETS: "delegate,approve,audit" }, { elicitation: {} });
+    mcp.client.setRequestHandler("elicitation/create", async (request) => {
+      forms.push(request.params);
+      return { action: "accept", content: { decision: "once" } };
+    });
+    try {
+      model.for("scripted").queue(toolCall("bash", { command: "echo approved-on-the-fleet", description: "say it" }), text("Done after a fleet approval."));
+      const r = await mcp.call("oc_delegate", { task: "run the fleet command", rules: { bash: "ask" }, request_id: "fleet-ask" }, { timeoutMs: 180_000 });
+      expect(r.isError, r.text).toBe(false);
+      expect(r.data.status, r.text).toBe("done");
+      expect(forms).toHaveLength(1);
+      expect(forms[0]!.message).toContain("echo approved-on-the-fleet");
+      // opencode's record: the command ran once it was allowed, in the worker's session.
+      const full = await queue.read("fleet-ask");
+      const rec = await recorded(holderOf(full), full.sessionId);
+      expect(rec.tools).toEqual([expect.objectContaining({ tool: "bash", status: "completed", output: expect.stringContaining("approved-on-the-fleet") })]);
+      expect(r.data.answer).toBe(rec.answer);
+      // The audit names the person who answered the form, on the worker's session.
+      const audit = await mcp.call("oc_audit", { session_id: full.sessionId });
+      expect((audit.data.entries as Array<Record<string, unknown>>).filter((e) => e.by !== undefined)).toEqual([
+        expect.objectContaining({
+          tool: "oc_delegate",
+          by: "human",
+          decision: "once",
+          outcome: "ok",
+          client: expect.objectContaining({ name: "e2e-test-client" }),
+          detail: expect.objectContaining({ permission: "bash", action: "accept" }),
+        }),
+      ]);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it("a fleet task's `ask` rule waits in oc_pending of a fresh MCP server on the other opencode; its oc_answer reaches the worker's opencode, audited as the model's", async () => {
+    const caller = await startMcp(fleetMcpEnv(servers[0]!));
+    let answerer: McpSession | undefined;
+    try {
+      model.for("scripted").queue(toolCall("bash", { command: "echo answered-with-oc-answer", description: "say it" }), text("Done after oc_answer."));
+      // A client without elicitation gets the request back (BLOCKED), with the task still waiting on the worker.
+      const r = await caller.call("oc_delegate", { task: "run the command oc_answer allows", rules: { bash: "ask" }, request_id: "fleet-answer" });
+      expect(r.data.status, r.text).toBe("blocked");
+      const [asked] = r.data.pending as Array<{ id: string; answer_with: string }>;
+      expect(asked!.answer_with).toContain(`oc_answer {"request_id":"${asked!.id}","decision":"once"}`);
+      const task = await queue.read("fleet-answer");
+      const holder = holderOf(task);
+      // opencode agrees: the request is open on the worker's opencode and the command has not run.
+      // (opencode lists requests per directory instance: the session's.)
+      const { directory } = await connect({ url: holder.url, password: holder.password }).call("session.get", { path: { sessionID: task.sessionId } });
+      const oc = connect({ url: holder.url, password: holder.password, directory });
+      expect((await oc.call("permission.list")).map((p) => p.id)).toContain(asked!.id);
+      expect((await recorded(holder, task.sessionId)).tools).toEqual([expect.objectContaining({ tool: "bash", status: "running" })]);
+
+      const other = servers.find((s) => s !== holder)!;
+      answerer = await startMcp({ ...fleetMcpEnv(other), OPENCODE_CONDUCTOR_TOOLSETS: "delegate,approve,audit" });
+      const pending = await answerer.call("oc_pending", {});
+      expect(pending.data.requests).toEqual([
+        expect.objectContaining({ kind: "permission", id: asked!.id, session_id: task.sessionId, what: "bash", answer_with: asked!.answer_with }),
+      ]);
+      const answered = await answerer.call("oc_answer", { request_id: asked!.id, decision: "once" });
+      expect(answered.isError, answered.text).toBe(false);
+      const done = await answerer.call("oc_wait", { session_id: "fleet-answer" }, { timeoutMs: 120_000 });
+      expect(done.data.status, done.text).toBe("done");
+      const rec = await recorded(holder, task.sessionId);
+      expect(rec.tools).toEqual([expect.objectContaining({ tool: "bash", status: "completed", output: expect.stringContaining("answered-with-oc-answer") })]);
+      expect(rec.completed).toBe(true);
+      expect(done.data.answer).toBe(rec.answer);
+      expect((await answerer.call("oc_pending", {})).data.requests).toEqual([]);
+      // The audit names the calling model (through oc_answer, from this client) as who answered.
+      const audit = await answerer.call("oc_audit", { tool: "oc_answer" });
+      expect((audit.data.entries as Array<Record<string, unknown>>).filter((e) => (e.detail as { request_id?: string })?.request_id === asked!.id)).toEqual([
+        expect.objectContaining({ by: "model", decision: "once", outcome: "ok", client: expect.objectContaining({ name: "e2e-test-client" }) }),
+      ]);
+    } finally {
+      await answerer?.close();
+      await caller.close();
+    }
+  });
+
   it("lists and shows tasks at the terminal (queue ls|show), and a Conductor with a queue routes its verbs", async () => {
     const c = new Conductor({ url: servers[0]!.url, password: servers[0]!.password, queue: { url: redis.url } });
     try {
@@ -267,7 +500,8 @@ describe("a fleet of two workers on a real Redis", () => {
       execFileSync(process.execPath, [join(import.meta.dirname, "../../dist/cli.js"), "queue", ...args, "--queue", redis.url], { encoding: "utf8" });
     const ls = cli("ls");
     expect(ls).toMatch(/workers:/);
-    expect(ls).toContain("batch-24.1");
-    expect(cli("show", "kill-me")).toMatch(/2 attempts: 1 lost on wA|2 attempts: 1 lost on wB/);
+    // The ttl test's 120 s retention removed the oldest completed jobs: a task finished after it.
+    expect(ls).toContain("ledger-fleet");
+    expect(cli("show", "kill-me")).toMatch(/2 attempts: 1 unreachable on wA|2 attempts: 1 unreachable on wB/);
   });
 });

@@ -2,18 +2,18 @@
 // must be a known kind that passes its schema, and the Deployment's numbers must match docs/scaling.md.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Secret } from "kubernetes-models/v1";
+import { Secret, Service } from "kubernetes-models/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
-import { ScaledObject, TriggerAuthentication } from "@kubernetes-models/keda/keda.sh/v1alpha1";
+import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 
 const DIR = join(import.meta.dirname, "../../deploy/k8s");
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   "v1/Secret": Secret as never,
+  "v1/Service": Service as never,
   "apps/v1/Deployment": Deployment as never,
   "keda.sh/v1alpha1/ScaledObject": ScaledObject as never,
-  "keda.sh/v1alpha1/TriggerAuthentication": TriggerAuthentication as never,
 };
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string }; [k: string]: unknown };
@@ -31,9 +31,9 @@ function validate(doc: Doc): void {
 }
 
 describe("deploy/k8s", () => {
-  it("holds a Secret, the worker Deployment, a KEDA ScaledObject and its TriggerAuthentication, all valid", () => {
+  it("holds a Secret, the worker and backlog Deployments, the backlog's Service and a KEDA ScaledObject, all valid", () => {
     const docs = documents();
-    expect(docs.map((d) => d.doc.kind).sort()).toEqual(["Deployment", "ScaledObject", "Secret", "TriggerAuthentication"]);
+    expect(docs.map((d) => d.doc.kind).sort()).toEqual(["Deployment", "Deployment", "ScaledObject", "Secret", "Service"]);
     for (const { file, doc } of docs) expect(() => validate(doc), `${file}: ${doc.kind}`).not.toThrow();
   });
 
@@ -49,29 +49,61 @@ describe("deploy/k8s", () => {
     expect(() => validate(scaled)).toThrow();
   });
 
-  it("scales on the queue's BullMQ lists, one replica per worker's concurrency, and wires the Secret", () => {
+  it("scales on the backlog served by `queue metrics --listen` (waiting and running), one replica per worker's concurrency, and wires the Secret", () => {
     const docs = documents();
     const scaled = docs.find((d) => d.doc.kind === "ScaledObject")!.doc as unknown as {
-      spec: { scaleTargetRef: { name: string }; triggers: Array<{ type: string; metadata: { listName: string; listLength: string } }> };
+      spec: { scaleTargetRef: { name: string }; triggers: Array<{ type: string; metadata: { url: string; valueLocation: string; targetValue: string } }> };
     };
-    const deployment = docs.find((d) => d.doc.kind === "Deployment")!.doc as unknown as {
+    type Container = {
+      args?: string[];
+      command?: string[];
+      envFrom?: Array<{ secretRef: { name: string } }>;
+      env?: Array<{ name: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }>;
+      ports?: Array<{ name: string; containerPort: number }>;
+      resources: { requests: { memory: string } };
+    };
+    const deployments = docs
+      .filter((d) => d.doc.kind === "Deployment")
+      .map(
+        (d) =>
+          d.doc as unknown as {
+            metadata: { name: string };
+            spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Container[] } } };
+          },
+      );
+    const deployment = deployments.find((d) => d.metadata.name === "opencode-conductor-worker")!;
+    const backlog = deployments.find((d) => d.metadata.name === "opencode-conductor-backlog")!;
+    const service = docs.find((d) => d.doc.kind === "Service")!.doc as unknown as {
       metadata: { name: string };
-      spec: {
-        template: {
-          spec: { containers: Array<{ args: string[]; envFrom: Array<{ secretRef: { name: string } }>; resources: { requests: { memory: string } } }> };
-        };
-      };
+      spec: { selector: Record<string, string>; ports: Array<{ port: number; targetPort: string }> };
     };
-    const secret = docs.find((d) => d.doc.kind === "Secret")!.doc;
+    const secret = docs.find((d) => d.doc.kind === "Secret")!.doc as Doc & { stringData: Record<string, string> };
     const worker = deployment.spec.template.spec.containers[0]!;
     expect(scaled.spec.scaleTargetRef.name).toBe(deployment.metadata.name);
-    expect(scaled.spec.triggers.map((t) => [t.type, t.metadata.listName])).toEqual([
-      ["redis", "occ:tasks:wait"],
-      ["redis", "occ:tasks:active"],
+
+    // The backlog process is `queue metrics --listen` on the port its Service exposes, with only the queue URL.
+    const metrics = backlog.spec.template.spec.containers[0]!;
+    const cli = metrics.command!;
+    expect(cli.slice(2, 5)).toEqual(["queue", "metrics", "--listen"]);
+    const port = Number(cli[5]!.split(":").pop());
+    expect(metrics.ports![0]!.containerPort).toBe(port);
+    expect(metrics.envFrom).toBeUndefined();
+    expect(metrics.env!.map((e) => [e.name, e.valueFrom?.secretKeyRef.name, e.valueFrom?.secretKeyRef.key])).toEqual([
+      ["OPENCODE_CONDUCTOR_QUEUE", secret.metadata.name, "OPENCODE_CONDUCTOR_QUEUE"],
     ]);
-    const concurrency = worker.args[worker.args.indexOf("--concurrency") + 1];
-    for (const t of scaled.spec.triggers) expect(t.metadata.listLength).toBe(concurrency);
-    expect(worker.envFrom[0]!.secretRef.name).toBe(secret.metadata.name);
+    expect(Object.keys(secret.stringData)).toContain("OPENCODE_CONDUCTOR_QUEUE");
+    expect(service.spec.selector).toEqual(backlog.spec.template.metadata.labels);
+    expect(service.spec.ports[0]!.targetPort).toBe(metrics.ports![0]!.name);
+
+    // Both triggers read that Service's GET /backlog: the jobs waiting (every BullMQ key) and running.
+    const url = `http://${service.metadata.name}:${service.spec.ports[0]!.port}/backlog`;
+    expect(scaled.spec.triggers.map((t) => [t.type, t.metadata.url, t.metadata.valueLocation])).toEqual([
+      ["metrics-api", url, "waiting"],
+      ["metrics-api", url, "active"],
+    ]);
+    const concurrency = worker.args![worker.args!.indexOf("--concurrency") + 1];
+    for (const t of scaled.spec.triggers) expect(t.metadata.targetValue).toBe(concurrency);
+    expect(worker.envFrom![0]!.secretRef.name).toBe(secret.metadata.name);
     expect(readFileSync(join(import.meta.dirname, "../../docs/scaling.md"), "utf8")).toContain(worker.resources.requests.memory);
   });
 });

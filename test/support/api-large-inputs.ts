@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "../../src/client/connect.js";
 import { Conductor } from "../../src/core/conductor.js";
-import { guardFeatures } from "../../src/core/server/feature-guard.js";
+import { guardFeatures } from "../../src/core/engine/server/feature-guard.js";
 import { memoryMcp, type MemoryMcp } from "./mcp-memory.js";
 
 const BIG = "session ".repeat(220_000); // 1.76 MB, the size that used to block for 20 s

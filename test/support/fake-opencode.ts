@@ -23,8 +23,9 @@ export interface FakeOpencodeOptions {
   maxEventWaitMs?: number;
   /**
    * A read (GET, not a stream) made more often than recorded gets its last recorded answer again:
-   * the state opencode last showed. For tests of code whose number of reads depends on timing
-   * (the waits of the tools); off by default, so a replay test catches an extra request.
+   * the state opencode last showed. Only for tests that ask one recorded state several questions
+   * (the catalog and session functions of the core); off by default and never for the tools'
+   * replays, so a replay fails when a tool reads more than the recording holds.
    */
   repeatReads?: boolean;
 }

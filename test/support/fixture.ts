@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { V2Event as V2RecordedEvent } from "../../src/client/v2/events.js";
-import type { V2Message as V2RecordedMessage } from "../../src/core/engine/v2-messages.js";
+import type { V2Message as V2RecordedMessage } from "../../src/core/engine/v2/v2-messages.js";
 
 /** One chunk of a recorded `text/event-stream`: one SSE event. */
 export interface RecordedEvent {
@@ -36,6 +36,8 @@ export interface Interaction {
 export interface RecordedToolCall {
   /** ms after the recording started that the call was made (the replay holds later events back until then). */
   atMs?: number;
+  /** ms after the recording started that the call answered (recordings made before it was kept: the next call's start). */
+  endMs?: number;
   tool: string;
   arguments: Record<string, unknown>;
   /** What the live call answered: error or not, its status, the start of its text (for people reading the fixture). */
@@ -87,6 +89,8 @@ export const SCENARIOS = [
   "end-question-rejected",
   // A prompt for an unknown agent: 204, then only two session.error events (no message, no status, no idle).
   "end-unknown-agent",
+  // opencode SIGSTOPped under a turn and continued: the stream before, the one opened during the stop, the reads of a reconnect.
+  "server-stopped",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

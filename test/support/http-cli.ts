@@ -1,7 +1,7 @@
 // The built server over Streamable HTTP (`node dist/cli.js --http …`) as a child process, for tests
 // that drive it with the SDK's client or a real client CLI.
 import { spawn, type ChildProcess } from "node:child_process";
-import { scratchHome } from "./scratch-home.js";
+import { scratchEnv } from "./scratch-home.js";
 import { once } from "node:events";
 import { CLI } from "./mcp-client.js";
 import { registerPid, unregisterPid } from "./registry.js";
@@ -18,7 +18,7 @@ export interface HttpCli {
 /** Starts `node dist/cli.js --http ...` and resolves on its "listening on" line, or rejects when it exits first. */
 export async function startHttpCli(args: string[], env: Record<string, string>): Promise<HttpCli> {
   const child = spawn(process.execPath, [CLI, "--http", ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env },
+    env: { ...scratchEnv(), ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   registerPid(child.pid!, "dist/cli.js");

@@ -1,16 +1,17 @@
 // The real MCP server (src/mcp/server.ts) and the SDK's real Client, linked in memory
 // (InMemoryTransport): for the tools' unit tests (against the fake opencode) and for recording
 // what the tools send to a real opencode (`npm run record -- --tools`). Each helper gets its own
-// temp state dir (audit trail, request ids) and removes it on close.
+// temp state dir (audit trail, the delegation ledger and task records) and removes it on close.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { CallToolResult, ClientCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
+import type { CallToolResult, ClientCapabilities, Tool } from "@modelcontextprotocol/client";
 import { connect, type OpencodeClient } from "../../src/client/index.js";
 import { loadConfig, type Config } from "../../src/config.js";
 import { Conductor } from "../../src/core/conductor.js";
+import { sharedWriter } from "../../src/core/governance/jsonl-writer.js";
+import { taskRecordsPath } from "../../src/core/governance/task-records.js";
 import { createServer, type ServerOptions } from "../../src/mcp/server.js";
 import { REPLAY_DIRECTORY, REPLAY_URL } from "./fake-opencode.js";
 import { toolCallOf, type ToolCall } from "./mcp-client.js";
@@ -32,7 +33,7 @@ export interface MemoryMcp {
   client: Client;
   conductor: Conductor;
   config: Config;
-  /** The temp state dir (audit.jsonl, request ids). */
+  /** The temp state dir (audit.jsonl, delegations/, tasks.jsonl). */
   stateDir: string;
   /** Calls a tool: its text joined, structured content, isError. */
   call(name: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<ToolCall>;
@@ -50,7 +51,7 @@ export async function memoryMcp(options: MemoryMcpOptions = {}): Promise<MemoryM
     OPENCODE_CONDUCTOR_TOOLSETS: "all",
     ...options.env,
   });
-  const conductor = options.conductor ?? new Conductor({ client: opencode });
+  const conductor = options.conductor ?? new Conductor({ client: opencode, stateDir });
   const server = createServer({ config, conductor: async () => conductor, connection: options.connection });
   const client = new Client({ name: "memory-test-client", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
@@ -61,7 +62,7 @@ export async function memoryMcp(options: MemoryMcpOptions = {}): Promise<MemoryM
     config,
     stateDir,
     async call(name, args = {}, o = {}) {
-      const raw = (await client.callTool({ name, arguments: args }, undefined, { signal: o.signal, timeout: o.timeoutMs ?? 60_000 })) as CallToolResult;
+      const raw = (await client.callTool({ name, arguments: args }, { signal: o.signal, timeout: o.timeoutMs ?? 60_000 })) as CallToolResult;
       return toolCallOf(raw);
     },
     async listTools() {
@@ -71,6 +72,8 @@ export async function memoryMcp(options: MemoryMcpOptions = {}): Promise<MemoryM
       conductor.close();
       await client.close();
       await server.close();
+      // A line the trails are still writing would make the removed folder again: let them land first.
+      await Promise.all([taskRecordsPath(stateDir), config.auditPath].flatMap((p) => (p ? [sharedWriter(p).settled()] : [])));
       rmSync(stateDir, { recursive: true, force: true });
     },
   };

@@ -2,6 +2,7 @@
 // offline config of docs/opencode-behaviour.md §0.1 pointing at a scripted model, a password, a free
 // port. stop() undoes all of it; the pid registry lets the global teardown catch a forgotten stop.
 // The binary is the pinned one unless OPENCODE_BIN (or the `binary` option) names another release.
+import { mkdirSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -86,13 +87,22 @@ export function offlineConfig(baseURL: string, options: Pick<StartOpencodeOption
   return options.config ? deepMerge(config, options.config) : config;
 }
 
+/**
+ * HOME, the XDG dirs and TMPDIR of a process, all inside `home` (TMPDIR is created here: opencode
+ * unpacks 4-14 MB of native libraries into it at every start, which must go with the home, never into
+ * the system temp dir).
+ */
 export function xdg(home: string) {
+  const tmp = join(home, "tmp");
+  mkdirSync(tmp, { recursive: true });
   return {
     HOME: home,
     XDG_CONFIG_HOME: join(home, ".config"),
     XDG_DATA_HOME: join(home, ".local", "share"),
     XDG_STATE_HOME: join(home, ".local", "state"),
     XDG_CACHE_HOME: join(home, ".cache"),
+    TMPDIR: tmp,
+    BUN_TMPDIR: tmp, // what older Bun runtimes (opencode 1.1.11) read instead of TMPDIR
   };
 }
 

@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { isAlive } from "./registry.js";
-import { npmInstalled, toolCacheDir } from "./tool-cache.js";
+import { markComplete, npmInstalled, toolCacheDir, usedEntry } from "./tool-cache.js";
 
 const run = promisify(execFile);
 
@@ -33,10 +33,26 @@ export interface PreparedOpencode2 {
   ms: number;
 }
 
+/**
+ * Set by the test run's global setup when it could not prepare the binary (global-setup-v2.ts):
+ * its error, which every later preparation in the run (the workers) fails with at once.
+ */
+export const OPENCODE2_BUILD_FAILED = "OCC_OPENCODE2_BUILD_FAILED";
+
+/** The error a test that needs opencode 2.x fails with when this run could not prepare it. */
+export function opencode2Unavailable(reason: string): Error {
+  return new Error(
+    `opencode 2.x could not be prepared for this test run, so the tests that need it fail (the other projects ran):\n${reason}\n` +
+      "Fix the cause above (or set OPENCODE2_BIN to a working 2.x binary) and run again.",
+  );
+}
+
 let prepared: Promise<PreparedOpencode2> | undefined;
 
 /** The 2.x binary, built on first use (17-40 s cold), then reused (a few ms). */
 export function prepareOpencode2(): Promise<PreparedOpencode2> {
+  const failed = process.env[OPENCODE2_BUILD_FAILED];
+  if (failed) return Promise.reject(opencode2Unavailable(failed));
   return (prepared ??= prepare().catch((error: unknown) => {
     prepared = undefined; // let a later call try again
     throw error;
@@ -53,16 +69,16 @@ async function prepare(): Promise<PreparedOpencode2> {
       );
     return { binary: fromEnv, source: "env", ms: Date.now() - started };
   }
-  const hash = (await sha256File(OPENCODE2_TARBALL)).slice(0, 16);
+  const hash = await opencode2BuildName();
   const buildsDir = await toolCacheDir("opencode2");
   const target = join(buildsDir, hash);
   const binary = join(target, "opencode2");
-  if (existsSync(join(target, ".complete"))) return { binary, source: "cache", ms: Date.now() - started };
+  if (await usedEntry(target)) return { binary, source: "cache", ms: Date.now() - started };
 
   const release = await acquireLock(join(buildsDir, `${hash}.lock`));
   try {
     // The holder of the lock before us may have finished it.
-    if (existsSync(join(target, ".complete"))) return { binary, source: "cache", ms: Date.now() - started };
+    if (await usedEntry(target)) return { binary, source: "cache", ms: Date.now() - started };
     await build(buildsDir, target);
     return { binary, source: "built", ms: Date.now() - started };
   } finally {
@@ -81,8 +97,8 @@ async function build(buildsDir: string, target: string): Promise<void> {
     const env: NodeJS.ProcessEnv = {
       PATH: `${bunBin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
       HOME: join(staging, "home"), // bun must not write into the user's HOME
-      // bun's package cache stays in the tool cache, so a rebuild does not download again.
-      BUN_INSTALL_CACHE_DIR: await toolCacheDir("bun-install-cache"),
+      // bun's package cache (1.2 GB) goes with the staging folder: a build happens once per source.
+      BUN_INSTALL_CACHE_DIR: join(staging, "bun-cache"),
       npm_config_nodedir: "/usr", // native addons build against the system Node headers
       TMPDIR: staging,
     };
@@ -107,7 +123,7 @@ async function build(buildsDir: string, target: string): Promise<void> {
     const result = join(staging, "result");
     await mkdir(result);
     await rename(built, join(result, "opencode2"));
-    await writeFile(join(result, ".complete"), new Date().toISOString());
+    await markComplete(result);
     if (existsSync(target)) await rm(target, { recursive: true, force: true }); // a killed build's leftovers
     await rename(result, target);
   } finally {
@@ -131,6 +147,11 @@ async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
     const tail = `${e.stderr ?? ""}${e.stdout ?? ""}`.trim().slice(-1500) || e.message;
     throw new Error(`preparing opencode 2.x: ${name} failed:\n${tail}`, { cause: error });
   }
+}
+
+/** The cache entry of the build of the vendored source: its tarball's sha256, shortened. */
+export async function opencode2BuildName(): Promise<string> {
+  return (await sha256File(OPENCODE2_TARBALL)).slice(0, 16);
 }
 
 async function sha256File(file: string): Promise<string> {

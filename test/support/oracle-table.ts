@@ -1,8 +1,10 @@
 // The outcome oracle's table, shared by the 1.x suite (test/e2e/mcp/outcome-oracle.test.ts) and the 2.x
-// one (test/e2e-v2/outcome-oracle.test.ts): each way a turn can end, the model's script, and what
-// the conductor must report, which the recorded session must bear out. Where opencode 2.x records
-// a different ending for the same script, the row says so; where a row cannot apply to 2.x, it is
-// listed in NOT_ON_V2 with the reason (the 2.x suite prints and asserts that list, never skips silently).
+// one (test/e2e-v2/outcome-oracle.test.ts): each way a turn can end, the model's script, and the
+// ending it is meant to produce. The expected report is never this: it is derived from the session
+// the server recorded (oracle-run.ts, recorded-outcome.ts), which must bear this ending out. Where
+// opencode 2.x records a different ending for the same script, the row says so; where a row cannot
+// apply to 2.x, it is listed in NOT_ON_V2 with the reason (the 2.x suite prints and asserts that
+// list, never skips silently).
 import { hang, httpError, midStreamError, text, times, toolCall, type Step } from "./scripted-model.js";
 import { COLOR_QUESTION } from "./questions.js";
 
@@ -12,9 +14,9 @@ export interface OracleRow {
   name: string;
   /** What the model answers, in order. */
   script: () => Step[];
-  /** The status the conductor must report. */
+  /** The ending the script is meant to produce (the server's record must bear it out). */
   status: "done" | "error" | "interrupted" | "budget_exceeded" | "checks_failed";
-  /** The recorded error's name, when the turn ended in one. */
+  /** The error's name the server is expected to record, when the turn ends in one. */
   error?: string;
   statusCode?: number;
   /** Extra oc_delegate arguments. */

@@ -4,10 +4,11 @@
 // examples'), and running a client command with a ceiling, its whole process group killed after.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { CLI } from "./mcp-client.js";
 import { registerPid, registerRoot, unregisterPid, unregisterRoot } from "./registry.js";
 import { npmInstalled } from "./tool-cache.js";
@@ -18,12 +19,6 @@ export const CLIENTS = {
   codex: { spec: "@openai/codex@0.171.0", bin: "codex" },
   gemini: { spec: "@google/gemini-cli@0.61.0", bin: "gemini" },
 } as const;
-
-/**
- * Claude Code's headless run starts its model call without an MCP server that has not connected
- * yet; on a loaded machine ours can take a few seconds, so the tests let it wait (as a user can).
- */
-export const CLAUDE_MCP_WAIT = { CLAUDE_CODE_MCP_STARTUP_WAIT_MS: "60000", MCP_TIMEOUT: "60000" };
 
 /** The client's executable, installed into the tool cache on first use. */
 export async function clientBin(name: keyof typeof CLIENTS): Promise<string> {
@@ -90,20 +85,59 @@ export interface Localize {
   /** For HTTP snippets. */
   mcpUrl?: string;
   token?: string;
+  /** For stdio snippets: a file that records the JSON-RPC traffic (test/support/wiretap.mjs). */
+  tap?: string;
+}
+
+const WIRETAP = fileURLToPath(new URL("./wiretap.mjs", import.meta.url));
+
+/** The JSON-RPC messages a tapped run recorded, oldest first. */
+export function tapped(log: string): Array<{ at: number; from: "client" | "server"; message: Record<string, unknown> }> {
+  if (!existsSync(log)) return [];
+  return readFileSync(log, "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+type Rpc = { method?: string; params?: { _meta?: Record<string, unknown> } };
+
+/**
+ * What a client's own requests say about the era it negotiated: the methods it sent and the
+ * protocol revisions its 2026-07-28 envelopes carry (`io.modelcontextprotocol/protocolVersion`).
+ */
+export function negotiation(messages: unknown[]): { methods: string[]; versions: string[] } {
+  const rpcs = messages.flatMap((m) => (Array.isArray(m) ? m : [m])) as Rpc[];
+  const methods = rpcs.flatMap((r) => (typeof r.method === "string" ? [r.method] : []));
+  const versions = rpcs.flatMap((r) => {
+    const v = r.params?._meta?.["io.modelcontextprotocol/protocolVersion"];
+    return typeof v === "string" ? [v] : [];
+  });
+  return { methods, versions: [...new Set(versions)] };
+}
+
+/** The revision a 2025-11-25-era client opened with: what our server answered to its `initialize`. */
+export function initializedVersion(traffic: ReturnType<typeof tapped>): string | undefined {
+  const id = traffic.find((m) => m.from === "client" && m.message.method === "initialize")?.message.id;
+  const answer = traffic.find((m) => m.from === "server" && m.message.id === id && m.message.result);
+  return (answer?.message.result as { protocolVersion?: string } | undefined)?.protocolVersion;
 }
 
 /** A docs snippet made runnable here: our built CLI for npx, the test's opencode for the examples'. */
 export function localize(snippet: string, l: Localize, quoting: "shell" | "json" | "toml" = "shell"): string {
   const node = process.execPath;
-  const launcher = quoting === "shell" ? `${node} ${CLI}` : undefined;
+  const launcher = quoting === "shell" ? (l.tap ? `${node} ${WIRETAP} ${l.tap} ${node} ${CLI}` : `${node} ${CLI}`) : undefined;
   let out = snippet;
   if (launcher) out = out.replaceAll("npx -y opencode-conductor", launcher);
   else {
     // JSON / TOML: `"command": "npx", "args": ["-y", "opencode-conductor"]` and the TOML equivalent;
     // opencode's own `"command": ["npx", "-y", "opencode-conductor"]`.
-    out = out.replace(/\[\s*"npx",\s*"-y",\s*"opencode-conductor"\s*\]/g, `[${JSON.stringify(node)}, ${JSON.stringify(CLI)}]`);
+    // Through the wiretap when the test reads the traffic: node wiretap.mjs LOG node CLI.
+    const args = (l.tap ? [WIRETAP, l.tap, node, CLI] : [CLI]).map((a) => JSON.stringify(a)).join(", ");
+    out = out.replace(/\[\s*"npx",\s*"-y",\s*"opencode-conductor"\s*\]/g, `[${JSON.stringify(node)}, ${args}]`);
     out = out.replace(/("command"\s*:\s*|command\s*=\s*)"npx"/g, `$1${JSON.stringify(node)}`);
-    out = out.replace(/\[\s*"-y",\s*"opencode-conductor"\s*\]/g, `[${JSON.stringify(CLI)}]`);
+    out = out.replace(/\[\s*"-y",\s*"opencode-conductor"\s*\]/g, `[${args}]`);
   }
   out = out.replaceAll("http://127.0.0.1:4096", l.opencodeUrl).replaceAll("/absolute/path/to/project", l.directory).replaceAll("secret", l.password);
   if (l.mcpUrl) out = out.replaceAll("http://127.0.0.1:8765/mcp", l.mcpUrl);

@@ -8,7 +8,7 @@
 // test/fixtures/<version>/tools/, for the tools' unit tests.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { listOperations, type OpenApiDocument } from "../../codegen/lib/spec.js";
+import { listOperations, type OpenApiDocument } from "../../src/openapi/spec.js";
 import { connect } from "../../src/client/index.js";
 import { detectServer, fetchServerSpec } from "../../src/client/detect.js";
 import { resolveOpencodeBinary } from "../../src/client/spawn.js";

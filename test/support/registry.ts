@@ -1,12 +1,16 @@
-// A file registry of the opencode servers and temp roots that tests start, so the e2e global
-// teardown can find what a test forgot to stop (a leaked server keeps ~300 MB and a port).
-// One JSON file per thing in os.tmpdir()/occ-test-pids/. Entries name the process that created
-// them (`owner`) and its parent: a vitest run owns the entries its workers (its children) wrote.
+// A file registry of the opencode servers and temp roots that tests start, so the global teardown
+// can find what a test forgot to stop (a leaked server keeps ~300 MB and a port). One JSON file
+// per thing in the run's registry folder (`OCC_TEST_REGISTRY`, set by the global setup for the
+// whole run; else os.tmpdir()/occ-test-pids/). Entries name the process that created them
+// (`owner`) and its parent: a vitest run owns the entries its workers (its children) wrote.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 
-export const REGISTRY_DIR = join(tmpdir(), "occ-test-pids");
+/** The registry folder of this run (read at each call: the global setup sets it for the run). */
+export function registryDir(): string {
+  return process.env.OCC_TEST_REGISTRY || join(tmpdir(), "occ-test-pids");
+}
 
 interface Owned {
   owner: number;
@@ -34,19 +38,19 @@ function owned(startedBy?: string): Owned {
   return { owner: process.pid, ownerParent: process.ppid, startedBy: startedBy ?? callerTestFile() ?? "unknown", startedAt: Date.now() };
 }
 
-export function registerPid(pid: number, command: string, root?: string, dir = REGISTRY_DIR): void {
+export function registerPid(pid: number, command: string, root?: string, dir = registryDir()): void {
   write({ kind: "pid", pid, command, ...(root ? { root } : {}), ...owned() }, dir);
 }
 
-export function registerRoot(root: string, dir = REGISTRY_DIR): void {
+export function registerRoot(root: string, dir = registryDir()): void {
   write({ kind: "root", root, ...owned() }, dir);
 }
 
-export function unregisterPid(pid: number, dir = REGISTRY_DIR): void {
+export function unregisterPid(pid: number, dir = registryDir()): void {
   rmSync(fileOf({ kind: "pid", pid }, dir), { force: true });
 }
 
-export function unregisterRoot(root: string, dir = REGISTRY_DIR): void {
+export function unregisterRoot(root: string, dir = registryDir()): void {
   rmSync(fileOf({ kind: "root", root }, dir), { force: true });
 }
 
@@ -55,7 +59,7 @@ function write(entry: Entry, dir: string): void {
   writeFileSync(fileOf(entry, dir), JSON.stringify(entry));
 }
 
-export function readEntries(dir = REGISTRY_DIR): Entry[] {
+export function readEntries(dir = registryDir()): Entry[] {
   if (!existsSync(dir)) return [];
   const entries: Entry[] = [];
   for (const name of readdirSync(dir)) {
@@ -115,7 +119,7 @@ function killHard(pid: number): void {
  * Settle every entry `select` picks: kill its process if alive, remove its root and the entry.
  * Returns one line per entry that was still there (a leak).
  */
-export function sweep(select: (e: Entry) => boolean, dir = REGISTRY_DIR): string[] {
+export function sweep(select: (e: Entry) => boolean, dir = registryDir()): string[] {
   const problems: string[] = [];
   const entries = readEntries(dir).filter(select);
   // Processes first, so their roots are no longer being written to.
@@ -143,7 +147,7 @@ export const ownedBy = (pid: number) => (e: Entry) => e.owner === pid || e.owner
 /** Entries whose writer and its parent are both gone: left by a crashed earlier run. */
 export const orphaned = (e: Entry) => !isAlive(e.owner) && !isAlive(e.ownerParent);
 
-export function removeRegistryDirIfEmpty(dir = REGISTRY_DIR): void {
+export function removeRegistryDirIfEmpty(dir = registryDir()): void {
   try {
     rmdirSync(dir); // only succeeds when empty, so another run's entries are safe
   } catch {

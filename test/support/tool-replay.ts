@@ -9,6 +9,7 @@ import { fakeOpencode, type FakeOpencode } from "./fake-opencode.js";
 import { loadFixture, type Fixture, type RecordedToolCall } from "./fixture.js";
 import type { ToolCall } from "./mcp-client.js";
 import { memoryMcp, type MemoryMcp, type MemoryMcpOptions } from "./mcp-memory.js";
+import { recordedCallOutcome, TURN_TOOLS, type RecordedCallOutcome, type TurnOutcome } from "./recorded-outcome.js";
 
 export interface ToolReplay {
   fixture: Fixture;
@@ -26,6 +27,11 @@ export function useToolReplay(scenario: string, options: { env?: Record<string, 
   return useFake(loadFixture(`tools/${scenario}`), options);
 }
 
+/** The replay of a recording given whole (a test's edited copy of one, say). */
+export function useFixtureReplay(fixture: Fixture, options: { env?: Record<string, string> } = {}): ToolReplay {
+  return useFake(fixture, options);
+}
+
 /** A fake opencode that holds nothing: for calls that must be refused before any request (a request fails the test). */
 export function useNoOpencode(options: { env?: Record<string, string> } = {}): ToolReplay {
   return useFake({ scenario: "nothing (input errors)", opencodeVersion: "none", interactions: [] }, options);
@@ -41,10 +47,11 @@ function useFake(fixture: Fixture, options: { env?: Record<string, string> }): T
   beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
   beforeEach(() => {
     unrecorded.length = 0;
-    // How often a wait re-reads depends on timing, not on opencode: reads repeat their last answer.
-    // An event waits for the requests and calls recorded before it up to 20 s, longer than any
-    // wait a recorded call makes, so a timed-out wait cannot see a later call's events.
-    fake = fakeOpencode(fixture, { unrecorded, repeatReads: true, maxEventWaitMs: 20_000 });
+    // Every request must be one the recording holds, as many times as it holds it: a tool that
+    // reads more than the live call did fails. An event waits for the requests and calls recorded
+    // before it up to 20 s, longer than any wait a recorded call makes, so a timed-out wait cannot
+    // see a later call's events.
+    fake = fakeOpencode(fixture, { unrecorded, maxEventWaitMs: 20_000 });
     server.resetHandlers(...fake.handlers);
   });
   afterEach(async () => {
@@ -91,10 +98,43 @@ export function recordedLastReply(fixture: Fixture, sessionId: string) {
   return recordedMessages(fixture, sessionId).findLast((m) => m.info.role === "assistant");
 }
 
-/** The replayed call answered as the live call did when it was recorded (error or not, and its status). */
-export function expectAsRecorded(result: ToolCall, call: RecordedToolCall): void {
-  expect(result.isError, result.text).toBe(call.recorded.isError);
-  if (call.recorded.status) expect(result.data.status).toBe(call.recorded.status);
+/**
+ * The replayed call answered what opencode's record says (test/support/recorded-outcome.ts): an
+ * error when opencode answered the call with one; for a turn tool the status opencode's messages,
+ * events and requests bear out, with the recorded error's name, the last reply's text and the
+ * turn's tokens; for a batch each task's status. Never compared with what the conductor answered
+ * when it was recorded (`calls[].recorded` is for people reading the fixture).
+ */
+export function expectAsRecorded(result: ToolCall, fixture: Fixture, index: number): RecordedCallOutcome {
+  const expected = recordedCallOutcome(fixture, index);
+  if (expected.isError !== undefined) expect(result.isError, result.text).toBe(expected.isError);
+  const outcome = expected.outcome;
+  if (outcome) {
+    expect(result.data.status, result.text).toBe(outcome.status);
+    expectSameTurn(result.data, outcome);
+  }
+  const batch = result.data.results as Array<Record<string, unknown>> | undefined;
+  if (Array.isArray(batch) && Object.keys(expected.sessions).length > 0) {
+    expect(batch.map((r) => r.session_id).sort()).toEqual(Object.keys(expected.sessions).sort());
+    for (const r of batch) {
+      const recorded = expected.sessions[r.session_id as string]!;
+      expect(r.status, JSON.stringify(r)).toBe(recorded.status);
+      expectSameTurn(r, recorded);
+    }
+  }
+  return expected;
+}
+
+/** The fields of a turn's report that opencode's record fixes: the error's name, the answer, the tokens. */
+function expectSameTurn(data: Record<string, unknown>, recorded: TurnOutcome): void {
+  const error = data.error as { name?: string } | undefined;
+  if (recorded.error && (recorded.status === "error" || recorded.status === "interrupted")) expect(error?.name).toBe(recorded.error.name);
+  if (recorded.status === "done") {
+    expect(error).toBeUndefined();
+    if ("answer" in data) expect(data.answer).toBe(recorded.answer);
+    const tokens = data.tokens as { total?: number } | number | undefined;
+    if (tokens !== undefined) expect(typeof tokens === "number" ? tokens : tokens.total).toBe(recorded.tokens);
+  }
 }
 
 /** An error a model can act on: says what was wrong, bounded, no stack trace. */
@@ -118,7 +158,10 @@ export interface RecordedRow {
   scenario: string;
   /** Index of the call in the scenario's recorded calls (the calls before it are replayed first). */
   call: number;
-  /** A turn status (done, error, blocked, …), or "ok" (any answer that is not an error), or "tool error" (isError). */
+  /**
+   * A turn status (done, error, blocked, …), or "ok" (any answer that is not an error), or "tool
+   * error" (isError). Checked against opencode's record too, so a row cannot claim what it did not record.
+   */
   answer: string;
   /** What else the answer must say; compare with the recording where it names opencode's record. */
   check?(result: ToolCall, replay: ToolReplay, earlier: ToolCall[]): void;
@@ -128,17 +171,39 @@ export interface RecordedRow {
 export function describeRecordedCalls(tool: string, rows: RecordedRow[]): void {
   describe.each(rows)(`${tool} on the recording $scenario, call $call`, (row) => {
     const replay = useToolReplay(row.scenario);
-    it(`answers ${row.answer}, as the live call did`, async () => {
-      const results = await replay.replay(row.call + 1);
-      const result = results[row.call]!;
-      expect(replay.calls[row.call]!.tool).toBe(tool);
-      expectAsRecorded(result, replay.calls[row.call]!);
-      if (row.answer === "tool error") expect(result.isError).toBe(true);
-      else {
-        expect(result.isError, result.text).toBe(false);
-        if (row.answer !== "ok") expect(result.data.status).toBe(row.answer);
-      }
-      row.check?.(result, replay, results.slice(0, row.call));
-    });
+    it(`answers ${row.answer}, as opencode recorded it`, () => expectRecordedRow(tool, row, replay));
   });
+}
+
+/** One row's test (describeRecordedCalls): the replayed call answers the row's answer, and opencode's record bears it out. */
+export async function expectRecordedRow(tool: string, row: RecordedRow, replay: ToolReplay): Promise<void> {
+  const results = await replay.replay(row.call + 1);
+  const result = results[row.call]!;
+  expect(replay.calls[row.call]!.tool).toBe(tool);
+  const expected = expectAsRecorded(result, replay.fixture, row.call);
+  if (row.answer === "tool error") {
+    expect(result.isError, result.text).toBe(true);
+    expect(expected.isError).not.toBe(false);
+  } else {
+    expect(result.isError, result.text).toBe(false);
+    expect(expected.isError).not.toBe(true);
+    if (row.answer !== "ok") {
+      expect(result.data.status).toBe(row.answer);
+      expect(expected.outcome?.status, "the row's answer is what opencode recorded").toBe(row.answer);
+    }
+  }
+  row.check?.(result, replay, results.slice(0, row.call));
+}
+
+/**
+ * The answer a recording stores for call `index` (what the live call answered, `calls[].recorded`)
+ * agrees with what opencode recorded of that call: a recording made while the conductor had a bug,
+ * or edited by hand, fails here instead of teaching the tests the bug.
+ */
+export function expectStoredAnswerAsRecorded(fixture: Fixture, index: number): void {
+  const call = fixture.calls![index]!;
+  const derived = recordedCallOutcome(fixture, index);
+  if (derived.isError !== undefined) expect(call.recorded.isError, "the stored answer is an error as opencode's record says").toBe(derived.isError);
+  if (TURN_TOOLS.has(call.tool) && !call.recorded.isError)
+    expect(call.recorded.status, "the stored status is the one opencode's record bears out").toBe(derived.outcome?.status);
 }

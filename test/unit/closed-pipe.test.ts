@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { scratchHome } from "../support/scratch-home.js";
+import { scratchEnv } from "../support/scratch-home.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = `${ROOT}dist/cli.js`;
@@ -17,7 +17,7 @@ const TSX = ["--import", "tsx"];
 async function runIntoClosedStdout(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: scratchHome() },
+    env: { ...scratchEnv() },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout.destroy(); // the reader is gone before the command writes anything

@@ -10,7 +10,7 @@ import {
   supportedRange,
   type CompatibilityData,
   type VersionRecord,
-} from "../../src/core/server/compatibility.js";
+} from "../../src/core/engine/server/compatibility.js";
 import { failureReason, featureResults, merge, renderMarkdown } from "../compat/report.js";
 
 const record = (results: VersionRecord["results"], missing: string[] = []): VersionRecord => ({
@@ -120,5 +120,12 @@ describe("the runner's report", () => {
     expect(md).toContain("**Supported range: opencode 1.14.48 … 1.18.33**");
     expect(md).toContain("| delegate: text | **fail**: boom | pass | pass | pass | pass |");
     expect(md).toContain("n/a (refused)");
+  });
+
+  it("names the commit each column was measured on, and says when a run kept none", () => {
+    const measured = merge(data, "1.15.13", { ...record({ "delegate: text": { ok: true } }), commit: "0123456789ab" }, data.features);
+    expect(renderMarkdown(measured)).toContain(
+      "| measured at | before commits were kept (2026-12-01) | before commits were kept (2026-12-01) | `0123456789ab` (2026-12-01) | before commits were kept (2026-12-01) | before commits were kept (2026-12-01) |",
+    );
   });
 });

@@ -5,12 +5,12 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { diffSpecs } from "../../codegen/lib/diff.js";
-import type { OpenApiDocument } from "../../codegen/lib/spec.js";
+import type { OpenApiDocument } from "../../src/openapi/spec.js";
 import { specInfo as v2SpecInfo } from "../../generated/v2/operations.js";
 import { operations } from "../../generated/operations.js";
-import { unsupported } from "../../src/core/server/feature-guard.js";
-import { changedOperations } from "../../src/core/server/spec-changes.js";
-import { loadV2Pin, specFromDocument } from "../../src/core/server/spec.js";
+import { unsupported } from "../../src/core/engine/server/feature-guard.js";
+import { changedOperations } from "../../src/core/engine/server/spec-changes.js";
+import { loadV2Pin, specFromDocument } from "../../src/core/engine/server/spec.js";
 
 const read = (file: string) => {
   const bytes = readFileSync(file);

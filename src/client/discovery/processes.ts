@@ -48,6 +48,27 @@ export function isProcessAlive(pid: number): boolean {
   }
 }
 
+/** Start time of a process (Linux, clock ticks since boot), to detect pid reuse. */
+export function processStartTime(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces): state is field 3, starttime 22.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const value = Number(fields[19]);
+    return Number.isFinite(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `pid` is alive and, when its start time was noted, still the same process (pids get reused). */
+export function isSameProcess(pid: number, startTime: number | undefined): boolean {
+  if (!isProcessAlive(pid)) return false;
+  if (startTime === undefined) return true;
+  const now = processStartTime(pid);
+  return now === undefined || now === startTime;
+}
+
 /** Alive and its command line is opencode's: checked before killing anything (pids get reused). */
 export function isOpencodeProcess(pid: number): boolean {
   if (!isProcessAlive(pid)) return false;

@@ -4,6 +4,7 @@
 // than trying `service start`: a 2.x CLI without the command takes an unknown word for a directory
 // to open its TUI in.
 import { execFile } from "node:child_process";
+import { scratchFor } from "../scratch.js";
 
 export interface CliInfo {
   major: 1 | 2 | undefined;
@@ -47,10 +48,13 @@ function majorOf(version: string): 1 | 2 | undefined {
   return major === 1 || major === 2 ? major : undefined;
 }
 
+/** Runs the binary in a temp folder of its own: some releases unpack a native library even for `--version`. */
 function output(binary: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const scratch = scratchFor(env);
   return new Promise((resolve) => {
-    execFile(binary, args, { env, timeout: 15_000, maxBuffer: 1024 * 1024, encoding: "utf8" }, (_error, stdout, stderr) =>
-      resolve(`${stdout ?? ""}\n${stderr ?? ""}`),
-    );
+    execFile(binary, args, { env: scratch.env, timeout: 15_000, maxBuffer: 1024 * 1024, encoding: "utf8" }, (_error, stdout, stderr) => {
+      scratch.remove();
+      resolve(`${stdout ?? ""}\n${stderr ?? ""}`);
+    });
   });
 }

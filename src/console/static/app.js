@@ -6,10 +6,11 @@ import { Overview } from "./views/overview.js";
 import { TaskPage } from "./views/task.js";
 import { AuditPage } from "./views/audit.js";
 import { ServersPage } from "./views/servers.js";
+import { QueuePage } from "./views/queue.js";
 import { PendingList } from "./views/pending.js";
 import { Timeline } from "./views/timeline.js";
 
-const initial = { tasks: {}, pending: [], servers: [], connected: false, auditVersion: 0, parts: [] };
+const initial = { tasks: {}, pending: [], servers: [], health: [], connected: false, auditVersion: 0, parts: [] };
 
 function reduce(state, action) {
   switch (action.type) {
@@ -20,6 +21,7 @@ function reduce(state, action) {
         tasks: Object.fromEntries(action.data.tasks.map((t) => [t.id, t])),
         pending: action.data.pending,
         servers: action.data.servers,
+        health: action.data.health ?? [],
       };
     case "task":
       return { ...state, tasks: { ...state.tasks, [action.data.id]: action.data } };
@@ -27,6 +29,8 @@ function reduce(state, action) {
       return { ...state, pending: action.data };
     case "servers":
       return { ...state, servers: action.data };
+    case "health":
+      return { ...state, health: action.data };
     case "audit":
       return { ...state, auditVersion: state.auditVersion + 1 };
     case "part":
@@ -53,7 +57,7 @@ function useLive() {
   const [state, dispatch] = useReducer(reduce, initial);
   useEffect(() => {
     const source = new EventSource("/api/events");
-    for (const type of ["snapshot", "task", "pending", "servers", "audit", "part"]) {
+    for (const type of ["snapshot", "task", "pending", "servers", "health", "audit", "part"]) {
       source.addEventListener(type, (e) => dispatch({ type, data: JSON.parse(e.data) }));
     }
     source.onerror = () => dispatch({ type: "down" });
@@ -77,6 +81,7 @@ const NAV = [
   ["approvals", "Approvals"],
   ["timeline", "Timeline"],
   ["audit", "Audit"],
+  ["queue", "Queue"],
   ["servers", "Servers"],
 ];
 
@@ -92,6 +97,7 @@ function App() {
   else if (page === "timeline") body = html`<${Timeline} tasks=${tasks} now=${now} />`;
   else if (page === "audit") body = html`<${AuditPage} version=${state.auditVersion} />`;
   else if (page === "servers") body = html`<${ServersPage} servers=${state.servers} />`;
+  else if (page === "queue") body = html`<${QueuePage} />`;
   else body = html`<${Overview} tasks=${tasks} pending=${state.pending} now=${now} />`;
   return html`
     <header>
@@ -106,6 +112,19 @@ function App() {
       </nav>
       <span class=${`live ${state.connected ? "on" : "off"}`} role="status">${state.connected ? "live" : "reconnecting…"}</span>
     </header>
+    ${state.health
+      .filter((h) => !h.writable)
+      .map(
+        (h) =>
+          html`<p class="banner" role="alert" data-testid="unwritable">
+            <strong>Not written:</strong> ${h.text}.
+            ${
+              h.name === "audit trail"
+                ? "MCP servers keep the lines they cannot write in memory and write them once it can be; with OPENCODE_CONDUCTOR_AUDIT_REQUIRED=1 they refuse work that can change files meanwhile."
+                : "Tasks started meanwhile show here once it can be written again (their lines are kept until then)."
+            }
+          </p>`,
+      )}
     <main>${body}</main>
   `;
 }

@@ -12,6 +12,7 @@ export const STATUS_COLORS = {
   done: "#2e8b57",
   error: "#cc3333",
   lost: "#777777",
+  unreachable: "#6a5acd",
   interrupted: "#8a8a8a",
   checks_failed: "#d9622b",
   budget_exceeded: "#a0522d",
@@ -42,4 +43,13 @@ export async function post(path, body) {
   const data = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error(data.error ?? `HTTP ${res.status}`);
   return data;
+}
+
+/** A worktree task's merge state in words: not merged, merged into X, or a conflict and its files. */
+export function mergeState(w) {
+  if (!w.merge) return w.state === "finished" ? (w.branch ? "not merged" : "nothing to merge (no change)") : "–";
+  const m = w.merge;
+  if (m.result === "conflict") return `conflict merging into ${m.into}: ${(m.files ?? []).join(", ")}${m.with?.length ? ` (with ${m.with.join(", ")})` : ""}`;
+  if (m.result === "missing") return `branch gone (merge into ${m.into} not possible)`;
+  return `${m.result === "already" ? "already in" : "merged into"} ${m.into}${m.commit ? ` at ${m.commit.slice(0, 12)}` : ""}`;
 }

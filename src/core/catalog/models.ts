@@ -1,46 +1,32 @@
 // The models a caller may use: the provider catalog (through the engine: on 1.x `config.providers`,
 // which blocks until providers are loaded and honours `enabled_providers`, docs/opencode-behaviour.md §3;
-// on 2.x `model.list`, engine/v2-catalog.ts),
+// on 2.x `model.list`, engine/v2/v2-catalog.ts),
 // the allow and block globs, and model references. Everything shown is redacted: opencode returns keys verbatim.
-import type { Schemas } from "../../client/types.js";
-import type { EngineProviderList } from "../engine/engine.js";
+import type { Provider, ProviderList, ProviderModel } from "../model/catalog.js";
 import type { CoreContext, CoreSettings } from "../context.js";
 import { UsageError } from "../errors.js";
 import { formatModel, ModelResolutionError, resolveModel, type ModelRef } from "./model-resolve.js";
+import { cachedRead } from "./cached.js";
 import { redact, REDACTED } from "./redact.js";
 import type { DirectoryOption } from "../context.js";
 
-export type ProviderList = EngineProviderList;
+export type { ProviderList };
 
 // ---------------------------------------------------------------------------------------------
 // Provider catalog (cached) and model references
 
-const CATALOG_TTL_MS = 10_000;
-// Keyed by the event hub: contexts re-scoped to a session's directory share it.
-const catalogCache = new WeakMap<object, Map<string, { at: number; value: Promise<ProviderList> }>>();
-
 /**
  * `config.providers` with keys, options and headers redacted, cached per context and directory for
- * 10 s: resolving a model for every delegation must not cost a request (the first one takes ~1 s).
+ * 10 s (cached.ts): resolving a model for every delegation must not cost a request (the first one takes ~1 s).
  */
 export function getProviderCatalog(ctx: CoreContext, options: DirectoryOption = {}): Promise<ProviderList> {
-  let byDirectory = catalogCache.get(ctx.hub);
-  if (!byDirectory) catalogCache.set(ctx.hub, (byDirectory = new Map()));
-  const key = options.directory ?? ctx.engine.directory ?? "";
-  const hit = byDirectory.get(key);
-  if (hit && Date.now() - hit.at < CATALOG_TTL_MS) return hit.value;
+  const key = `providers ${options.directory ?? ctx.engine.directory ?? ""}`;
   const engine = options.directory === undefined ? ctx.engine : ctx.engine.withDirectory(options.directory);
-  const value = engine.providerCatalog().then((list) => ({ ...list, providers: list.providers.map(redactProvider) }));
-  const entry = { at: Date.now(), value };
-  byDirectory.set(key, entry);
-  value.catch(() => {
-    if (byDirectory.get(key) === entry) byDirectory.delete(key); // never cache a failure
-  });
-  return value;
+  return cachedRead(ctx.hub, key, () => engine.providerCatalog().then((list) => ({ ...list, providers: list.providers.map(redactProvider) })));
 }
 
 // Field by field, so model ids (map keys such as "monkey-1") are never mistaken for secret names.
-function redactProvider(provider: Schemas["Provider"]): Schemas["Provider"] {
+function redactProvider(provider: Provider): Provider {
   const models = Object.fromEntries(
     Object.entries(provider.models).map(([id, model]) => [
       id,
@@ -117,6 +103,9 @@ export interface ModelRow {
   capabilities: { reasoning: boolean; toolcall: boolean; attachment: boolean; images: boolean };
 }
 
+/** Longest model search looked at: no model id or name comes near it. */
+const MAX_MODEL_SEARCH = 200;
+
 export interface ListModelsOptions extends DirectoryOption {
   /** Case-insensitive substring of the id or the name. */
   search?: string;
@@ -127,6 +116,10 @@ export interface ListModelsOptions extends DirectoryOption {
 }
 
 export async function listModels(ctx: CoreContext, options: ListModelsOptions = {}): Promise<ModelRow[]> {
+  if (options.search !== undefined && options.search.length > MAX_MODEL_SEARCH)
+    throw new UsageError(
+      `\`search\` is ${options.search.length.toLocaleString("en")} characters; at most ${MAX_MODEL_SEARCH} are accepted. Search with part of a model's id or name (e.g. "sonnet").`,
+    );
   const catalog = await getProviderCatalog(ctx, options);
   const search = options.search?.trim().toLowerCase();
   const provider = options.provider?.trim().toLowerCase();
@@ -144,7 +137,7 @@ export async function listModels(ctx: CoreContext, options: ListModelsOptions = 
   return rows.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-function modelRow(providerID: string, key: string, m: Schemas["Model"]): ModelRow {
+function modelRow(providerID: string, key: string, m: ProviderModel): ModelRow {
   return {
     id: `${providerID}/${key}`,
     name: m.name,

@@ -6,10 +6,10 @@ import { connect, type ConnectOptions, type OpencodeClient } from "../../client/
 import { createHash } from "node:crypto";
 import { detectServer, fetchServerSpec } from "../../client/detect.js";
 import { connectV2 } from "../../client/v2/client.js";
-import type { Engine } from "./engine.js";
+import type { Engine, EngineEventsOptions } from "./engine.js";
 import type { HubEvent } from "./events.js";
-import { V1Engine } from "./v1.js";
-import { V2Engine } from "./v2.js";
+import { V1Engine } from "./v1/v1-engine.js";
+import { V2Engine } from "./v2/v2-engine.js";
 
 /** Detects the server at `options.url` and connects the engine for its major. */
 export async function openEngine(options: ConnectOptions, v1Client: OpencodeClient = connect(options)): Promise<Engine> {
@@ -45,7 +45,7 @@ function forwarding(resolve: Resolver, url: string, directory: string | undefine
     url,
     directory,
     withDirectory: (d: string | undefined) => (d === directory ? engine : forwarding(resolve, url, d)),
-    async *events(options: { signal: AbortSignal }): AsyncGenerator<HubEvent> {
+    async *events(options: EngineEventsOptions): AsyncGenerator<HubEvent> {
       yield* (await scoped()).events(options);
     },
   } as Record<string, unknown>;

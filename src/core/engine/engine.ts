@@ -1,6 +1,6 @@
 // The engine boundary: everything the core needs from opencode, as one interface with one
-// implementation per API generation: v1.ts for opencode 1.x (the v1 API: /session, prompt_async,
-// /global/event), v2.ts for opencode 2.x (the v2 API under /api, routes resolved per server by
+// implementation per API generation: v1/ for opencode 1.x (the v1 API: /session, prompt_async,
+// /global/event), v2/ for opencode 2.x (the v2 API under /api, routes resolved per server by
 // src/client/v2/routes.ts). detect.ts picks one by asking the server what it is.
 //
 // The data crossing the boundary keeps the shapes the core was written for (1.x messages and parts,
@@ -9,44 +9,21 @@
 // summaries, budgets, checks and tools do not care which opencode answered. What differs in
 // behaviour is stated by `capabilities` and by UnsupportedOnEngineError, never by a version test
 // in the core.
-import type { Schemas } from "../../client/types.js";
+import type { EventsOptions } from "../../client/events.js";
 import type { HubEvent } from "./events.js";
 import type { ModelRef } from "../catalog/model-resolve.js";
 import type { PermissionRule } from "../policy/permissions.js";
-import type { AnswerPermission, AnswerQuestion, PendingRequest } from "../policy/approvals.js";
+import type { AnswerPermission, AnswerQuestion, PendingRequest } from "../model/pending-request.js";
 import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../turns/machine.js";
-import type { RecordedError, RecordedMessage } from "../turns/record.js";
-import type { SessionMessage } from "../turns/session-message.js";
+import type { MessageEvidence } from "../model/turn-outcome.js";
+import type { Message, MessageInfo, Part } from "../model/message.js";
+import type { FileDiff } from "../model/file-change.js";
+import type { ProviderList } from "../model/catalog.js";
+import type { Session, SessionRunState, Todo } from "../model/session.js";
 import { UsageError } from "../errors.js";
 import type { CatalogKind, CatalogRows } from "./catalog-rows.js";
 
 export type EngineKind = "v1" | "v2";
-
-/** A message as the core reads it (the 1.x shape; the v2 engine maps 2.x messages into it). */
-export type EngineMessage = SessionMessage;
-export type EngineFileDiff = Schemas["SnapshotFileDiff"];
-/** The provider catalogue as the core reads it (1.x `config.providers`; secrets already removed). */
-export type EngineProviderList = { providers: Schemas["Provider"][]; default: Record<string, string> };
-
-export interface EngineSession {
-  id: string;
-  title: string;
-  directory: string;
-  parentId?: string;
-  time: { created: number; updated: number; archived?: number };
-  model?: { providerID: string; modelID: string; variant?: string };
-  agent?: string;
-  cost?: number;
-  tokens?: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
-  revert?: { messageId: string; partId?: string; diff?: string };
-  shareUrl?: string;
-}
-
-export type RunState =
-  | { type: "idle" }
-  | { type: "busy" }
-  /** opencode waits to retry a failed model call (`next`: epoch ms). */
-  | { type: "retry"; attempt: number; message: string; next: number };
 
 export type Delivery = "queue" | "steer";
 
@@ -85,8 +62,8 @@ export type WatchSignal =
   /** A sub-agent session of a session we follow. */
   | { kind: "child"; parentId: string; sessionId: string }
   /** 1.x only: the event stream carries whole messages, so a turn we prompted needs no re-read. */
-  | { kind: "seen-message"; info: Schemas["Message"] }
-  | { kind: "seen-part"; part: Schemas["Part"] }
+  | { kind: "seen-message"; info: MessageInfo }
+  | { kind: "seen-part"; part: Part }
   | { kind: "seen-removed"; messageId: string; partId?: string };
 
 /** Translates the hub's events for one session (stateful: it keeps what later events complete). */
@@ -94,9 +71,9 @@ export interface SessionTranslator {
   translate(event: HubEvent, followed: ReadonlySet<string>): WatchSignal[];
   /**
    * The session's messages as the events told them, when the translator can vouch they hold the
-   * whole turn that just ended (2.x: engine/v2-seen-turn.ts); undefined: read the session.
+   * whole turn that just ended (2.x: engine/v2/v2-seen-turn.ts); undefined: read the session.
    */
-  turnMessages?(o?: { partial?: boolean }): EngineMessage[] | undefined;
+  turnMessages?(o?: { partial?: boolean }): Message[] | undefined;
 }
 
 /** A model step's usage, or a sub-agent session, as budgets count them. */
@@ -114,8 +91,8 @@ export interface TurnSnapshot {
   activity: SessionActivity;
   retry?: { attempt: number; message: string; next: number };
   /** The last turn's messages as the machine reads them, in the server's list order. */
-  records: RecordedMessage[];
-  messages: EngineMessage[];
+  records: MessageEvidence[];
+  messages: Message[];
 }
 
 export interface EngineCapabilities {
@@ -141,6 +118,20 @@ export interface EngineInfo {
   capabilities: EngineCapabilities;
 }
 
+/** How the hub reads the events: until `signal` aborts, dropping unparsed what `wanted` declines. */
+export type EngineEventsOptions = Pick<EventsOptions, "wanted" | "onData"> & { signal: AbortSignal };
+
+/**
+ * A session to create. `model` and `agent` are what its first prompt will ask for: an engine whose
+ * server takes them at creation sets them there (2.x), so the prompt has nothing to switch.
+ */
+export interface NewSession {
+  title: string;
+  rules?: PermissionRule[];
+  model?: ModelRef;
+  agent?: string;
+}
+
 export interface Engine {
   readonly url: string;
   /** Project directory new sessions are created in (undefined: the server's). */
@@ -156,27 +147,27 @@ export interface Engine {
    * route adapter); undefined on 1.x, whose spec server/spec.ts reads and caches itself.
    */
   openApi(): Promise<{ version: string; sha256: string; doc: unknown } | undefined>;
-  /** The server's events, normalized into hub events, reconnecting when the stream drops. */
-  events(options: { signal: AbortSignal }): AsyncGenerator<HubEvent>;
+  /** The server's events, normalized into hub events, reconnecting when the stream drops; `wanted` as in EventsOptions. */
+  events(options: EngineEventsOptions): AsyncGenerator<HubEvent>;
   /** How the turn machine reads this engine's evidence, and the translator for one session. */
   watchKit(sessionId: string): Promise<{ machine: TurnMachineOptions; translator: SessionTranslator }>;
   usageTranslator(): Promise<UsageTranslator>;
 
   // Sessions
-  createSession(o: { title: string; rules?: PermissionRule[] }): Promise<EngineSession>;
-  getSession(id: string): Promise<EngineSession>;
-  listSessions(o: { limit: number; search?: string }): Promise<EngineSession[]>;
-  childSessions(id: string): Promise<EngineSession[]>;
+  createSession(o: NewSession): Promise<Session>;
+  getSession(id: string): Promise<Session>;
+  listSessions(o: { limit: number; search?: string }): Promise<Session[]>;
+  childSessions(id: string): Promise<Session[]>;
   setRules(id: string, rules: PermissionRule[]): Promise<void>;
-  rename(id: string, title: string): Promise<EngineSession>;
-  archive(id: string): Promise<EngineSession>;
+  rename(id: string, title: string): Promise<Session>;
+  archive(id: string): Promise<Session>;
   remove(id: string): Promise<boolean>;
-  fork(id: string, o: { messageId?: string }): Promise<EngineSession>;
-  revert(id: string, o: { messageId: string; partId?: string }): Promise<EngineSession>;
-  unrevert(id: string): Promise<EngineSession>;
+  fork(id: string, o: { messageId?: string }): Promise<Session>;
+  revert(id: string, o: { messageId: string; partId?: string }): Promise<Session>;
+  unrevert(id: string): Promise<Session>;
   compact(id: string, o: { model?: ModelRef; timeoutMs: number }): Promise<boolean>;
-  shell(id: string, o: { command: string; agent: string; model?: ModelRef; timeoutMs: number }): Promise<EngineMessage>;
-  todo(id: string): Promise<Schemas["Todo"][]>;
+  shell(id: string, o: { command: string; agent: string; model?: ModelRef; timeoutMs: number }): Promise<Message>;
+  todo(id: string): Promise<Todo[]>;
 
   // Turns
   /** Refuses, before any session is made, a prompt this opencode would not carry out as asked. */
@@ -184,16 +175,16 @@ export interface Engine {
   /** Starts a turn (or joins the running one, see `delivery`); a late failure (1.x command route) goes to `onLateFailure`. */
   prompt(id: string, input: PromptInput, onLateFailure: (error: unknown) => void): Promise<void>;
   abort(id: string): Promise<void>;
-  runState(id: string): Promise<RunState>;
+  runState(id: string): Promise<SessionRunState>;
   snapshot(id: string): Promise<TurnSnapshot>;
-  lastTurn(id: string): Promise<EngineMessage[]>;
+  lastTurn(id: string): Promise<Message[]>;
   newestMessageId(id: string): Promise<string | undefined>;
-  messages(id: string): Promise<EngineMessage[]>;
+  messages(id: string): Promise<Message[]>;
   /** Newest `limit` messages (oldest first), or those before an earlier page's cursor. */
-  messagesPage(id: string, o: { limit: number; before?: string }): Promise<{ messages: EngineMessage[]; nextBefore?: string }>;
+  messagesPage(id: string, o: { limit: number; before?: string }): Promise<{ messages: Message[]; nextBefore?: string }>;
   deleteMessage(id: string, messageId: string): Promise<boolean>;
   /** Files the turn of user message `messageId` changed (git projects). */
-  turnDiff(id: string, messageId: string): Promise<EngineFileDiff[]>;
+  turnDiff(id: string, messageId: string): Promise<FileDiff[]>;
 
   // Permission requests and questions
   listPending(sessionIds?: Iterable<string>): Promise<PendingRequest[]>;
@@ -201,7 +192,7 @@ export interface Engine {
   answerQuestion(a: AnswerQuestion): Promise<void>;
 
   // Models
-  providerCatalog(): Promise<EngineProviderList>;
+  providerCatalog(): Promise<ProviderList>;
   /** The model opencode's own configuration names, if any. */
   configuredModel(): Promise<string | undefined>;
   /** Compact rows of one of the server's catalogs (agents, skills, …); `config` is redacted. */
@@ -215,5 +206,3 @@ export class UnsupportedOnEngineError extends UsageError {
     super(`opencode ${version} cannot ${what}${instead ? `: ${instead}` : "."}`);
   }
 }
-
-export type { RecordedError };

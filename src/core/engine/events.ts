@@ -1,13 +1,22 @@
 // The events the core's event hub carries, whichever engine produced them: 1.x events as opencode
 // sends them, 2.x events wrapped whole (`v2.event`), and the hub's own notices (reconnected,
-// disconnected, lost). Kept apart from event-hub.ts so engines can name them without a circle.
+// disconnected, unreachable, lost). Kept apart from event-hub.ts so engines can name them without a circle.
+import type { RecordedError } from "../model/turn-outcome.js";
 import type { DisconnectedEvent, OpencodeEvent, ReconnectedEvent } from "../../client/types.js";
 import type { V2Event } from "../../client/v2/events.js";
-import type { RecordedError } from "../turns/record.js";
 
-/** The server stopped answering: turns that were running will get no recorded end from it. */
+/** The server's process is gone (its port refuses connections): turns that were running there will never get a recorded end. */
 export interface ServerLostEvent {
   type: "conductor.lost";
+  properties: { error: RecordedError };
+}
+
+/**
+ * The server does not answer (hung, stopped, cut off) but may still be there: what its turns do is
+ * unknown until it answers again (the stream reconnects by itself and says `conductor.reconnected`).
+ */
+export interface ServerUnreachableEvent {
+  type: "conductor.unreachable";
   properties: { error: RecordedError };
 }
 
@@ -18,4 +27,4 @@ export interface V2HubEvent {
   directory?: undefined;
 }
 
-export type HubEvent = OpencodeEvent | ReconnectedEvent | DisconnectedEvent | ServerLostEvent | V2HubEvent;
+export type HubEvent = OpencodeEvent | ReconnectedEvent | DisconnectedEvent | ServerLostEvent | ServerUnreachableEvent | V2HubEvent;

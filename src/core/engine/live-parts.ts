@@ -11,8 +11,8 @@
 import type { Schemas } from "../../client/types.js";
 import { sessionOf, type V2Event } from "../../client/v2/events.js";
 import type { HubEvent } from "./events.js";
-import { messagesFromV2, partIdV2, type V2Content, type V2Message } from "./v2-messages.js";
-import { toolEvent } from "./v2-seen-turn.js";
+import { messagesFromV2, partIdV2, type V2Content, type V2Message } from "./v2/v2-messages.js";
+import { toolEvent } from "./v2/v2-seen-turn.js";
 
 export type LivePart =
   /** A part, new or changed, whole. */

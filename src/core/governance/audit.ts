@@ -1,12 +1,13 @@
 // The audit trail: one JSON line per call that changed something. Append-only, mode 0600, one
-// write() per line through an O_APPEND descriptor, so concurrent writers never interleave lines.
+// write() per line through an O_APPEND descriptor, so concurrent writers never interleave lines;
+// rotated by size (segments.ts) and read from its end in pages (jsonl-tail.ts).
 // Entries never hold a secret or a full prompt: a prompt is kept as its hash, length and first line.
 import { createHash } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
-import { dirname } from "node:path";
-import { readJsonLines } from "../state-dir.js";
+import { checkId } from "../inputs/ids.js";
 import { auditTime } from "./audit-time.js";
+import { cursorAt, cursorText, linesBackward, parseCursor, TIME_SLACK_MS } from "./jsonl-tail.js";
+import { sharedWriter, type JsonlWriter, type Written } from "./jsonl-writer.js";
+import type { Rotation } from "./segments.js";
 
 export interface AuditEntry {
   time: string;
@@ -21,7 +22,7 @@ export interface AuditEntry {
   files?: string[];
   tokens?: number;
   cost?: number;
-  /** done, error, blocked, running, ok … */
+  /** done, error, blocked, running, unreachable, ok … */
   outcome: string;
   error?: string;
   prompt?: PromptDigest;
@@ -69,45 +70,59 @@ export function bounded(entry: AuditEntry): AuditEntry {
   return { ...rest, ...(files ? { files: files.slice(0, 5) } : {}), detail: { truncated: true } };
 }
 
+/**
+ * Appends audit entries to the process's one writer of the file (jsonl-writer.ts): many MCP
+ * sessions, one writer and no descriptor held between writes. `path` undefined: auditing is off.
+ */
 export class AuditLog {
-  private handle: Promise<FileHandle> | undefined;
-  private queue: Promise<void> = Promise.resolve();
+  readonly writer: JsonlWriter | undefined;
 
-  /** `path` undefined = auditing off. */
-  constructor(readonly path: string | undefined) {}
-
-  append(entry: Omit<AuditEntry, "time"> & { time?: string }): Promise<void> {
-    if (!this.path) return Promise.resolve();
-    const line = `${JSON.stringify(bounded({ time: new Date().toISOString(), ...entry }))}\n`;
-    // Serialised in-process; O_APPEND keeps other processes' lines whole.
-    this.queue = this.queue.then(async () => {
-      const handle = await this.open();
-      await handle.write(line);
-    });
-    return this.queue.catch(() => undefined);
+  constructor(
+    readonly path: string | undefined,
+    rotation?: Rotation,
+  ) {
+    this.writer = path ? sharedWriter(path, rotation) : undefined;
+    if (this.writer) recordOutages(this.writer);
   }
 
+  /**
+   * Never rejects: says whether the line was written (else it is held and retried, and the writer
+   * says it is unwritable). `nowOrNever`: not held when it cannot be written now (writer.append).
+   */
+  append(entry: Omit<AuditEntry, "time"> & { time?: string }, o: { nowOrNever?: boolean } = {}): Promise<Written> {
+    if (!this.writer) return Promise.resolve({ written: true });
+    return this.writer.append(JSON.stringify(bounded({ time: new Date().toISOString(), ...entry })), o);
+  }
+
+  /** Waits for the lines appended so far (the file itself is shared and stays usable). */
   async close(): Promise<void> {
-    await this.queue.catch(() => undefined);
-    const handle = await this.handle?.catch(() => undefined);
-    this.handle = undefined;
-    await handle?.close();
+    await this.writer?.settled();
   }
+}
 
-  private open(): Promise<FileHandle> {
-    this.handle ??= (async () => {
-      mkdirSync(dirname(this.path!), { recursive: true, mode: 0o700 });
-      const handle = await open(this.path!, "a", 0o600);
-      await handle.chmod(0o600); // an existing file keeps its mode otherwise
-      return handle;
-    })();
-    return this.handle;
-  }
+// Once per file in this process: when the trail can be written again, it records how long it could not.
+const recording = new WeakSet<JsonlWriter>();
+function recordOutages(writer: JsonlWriter): void {
+  if (recording.has(writer)) return;
+  recording.add(writer);
+  writer.onHealth((change) => {
+    if (change.kind !== "recovered") return;
+    const { since, until, error, dropped } = change.outage;
+    const entry: AuditEntry = {
+      time: until,
+      tool: "audit-trail",
+      outcome: "unwritable",
+      error,
+      detail: { since, until, held_lines_written: change.written, dropped_lines: dropped },
+    };
+    void writer.append(JSON.stringify(bounded(entry)));
+  });
 }
 
 export interface AuditFilter {
   sessionId?: string;
   tool?: string;
+  outcome?: string;
   /** An ISO date or time, an age ("30m", "2h", "7d"), or epoch ms; anything else is a UsageError. */
   since?: string | number;
   until?: string | number;
@@ -115,18 +130,92 @@ export interface AuditFilter {
   limit?: number;
 }
 
-export async function readAudit(path: string, filter: AuditFilter = {}): Promise<AuditEntry[]> {
-  const since = filter.since === undefined ? -Infinity : auditTime("`since`", filter.since);
-  const until = filter.until === undefined ? Infinity : auditTime("`until`", filter.until);
+export interface AuditPageOptions extends AuditFilter {
+  /** Go on before this place (the `next` of an earlier page). */
+  before?: string;
+  /** Stop after reading this many bytes, with a `next` to go on (default SCAN_BYTES). */
+  scanBytes?: number;
+  /** Stop once the entries found hold this many bytes (as written), with a `next` to go on. */
+  maxBytes?: number;
+}
+
+export interface AuditPage {
+  /** Newest first. */
+  entries: AuditEntry[];
+  /** Where older entries go on (`before`), when there may be more. */
+  next?: string;
+  /** Bytes of the trail read for this page. */
+  scanned: number;
+  /** The oldest time read, when the page stopped before the trail's start. */
+  reached?: string;
+}
+
+/** How much of the trail one page reads at most: it answers in bounded time whatever the trail's size. */
+export const SCAN_BYTES = 8 * 1024 * 1024;
+
+/**
+ * One page of the trail, newest first, read from its end (or `before`) across rotated segments:
+ * at most `limit` entries and `scanBytes` bytes, with a `next` cursor when there may be more.
+ */
+export async function readAuditPage(path: string, o: AuditPageOptions = {}): Promise<AuditPage> {
+  if (o.sessionId !== undefined) checkId(o.sessionId, "ses", "sessionId");
+  const since = o.since === undefined ? -Infinity : auditTime("`since`", o.since);
+  const until = o.until === undefined ? Infinity : auditTime("`until`", o.until);
+  const limit = o.limit ?? 100;
+  // A time window becomes places in the file (binary search), so reading ends where the window does.
+  const from = o.before !== undefined ? parseCursor("`before`", o.before) : until < Infinity ? await cursorAt(path, until + TIME_SLACK_MS, "upper") : undefined;
+  const to = since > -Infinity ? await cursorAt(path, since - TIME_SLACK_MS, "lower") : undefined;
+  // The filter's own bytes are searched in the raw trail: most lines of a big trail are never decoded.
+  const contains = [
+    o.sessionId && `"session_id":${JSON.stringify(o.sessionId)}`,
+    o.tool && `"tool":${JSON.stringify(o.tool)}`,
+    o.outcome && `"outcome":${JSON.stringify(o.outcome)}`,
+  ].filter((n): n is string => Boolean(n));
   const entries: AuditEntry[] = [];
-  for (const entry of (await readJsonLines(path)) as AuditEntry[]) {
-    const at = new Date(entry.time).getTime();
-    if (at < since || at > until) continue;
-    if (filter.sessionId && entry.session_id !== filter.sessionId) continue;
-    if (filter.tool && entry.tool !== filter.tool) continue;
+  let bytes = 0;
+  const lines = linesBackward(path, { from, to, contains, maxBytes: o.scanBytes ?? SCAN_BYTES });
+  let step = await lines.next();
+  for (; !step.done; step = await lines.next()) {
+    const entry = parsed(step.value.text);
+    if (!entry || !matches(entry, o, since, until)) continue;
     entries.push(entry);
+    bytes += step.value.text.length;
+    if (entries.length < limit && bytes < (o.maxBytes ?? Infinity)) continue;
+    await lines.return({ scanned: step.value.scanned });
+    return { entries, next: cursorText(step.value.at), scanned: step.value.scanned, reached: entry.time };
   }
-  return entries.slice(-(filter.limit ?? 100));
+  const end = step.value;
+  return { entries, ...(end.next ? { next: cursorText(end.next) } : {}), scanned: end.scanned, ...(end.reached ? { reached: end.reached } : {}) };
+}
+
+function parsed(text: string): AuditEntry | undefined {
+  try {
+    const value = JSON.parse(text) as AuditEntry;
+    return value && typeof value.tool === "string" && typeof value.time === "string" ? value : undefined;
+  } catch {
+    return undefined; // a torn line from a crash
+  }
+}
+
+function matches(e: AuditEntry, f: AuditFilter, since: number, until: number): boolean {
+  const at = new Date(e.time).getTime();
+  if (at < since || at > until) return false;
+  if (f.sessionId && e.session_id !== f.sessionId) return false;
+  if (f.tool && e.tool !== f.tool) return false;
+  return !f.outcome || e.outcome === f.outcome;
+}
+
+/** The newest `limit` entries that match, oldest first, reading back as far as it takes (for the library; tools read pages). */
+export async function readAudit(path: string, filter: AuditFilter = {}): Promise<AuditEntry[]> {
+  const limit = filter.limit ?? 100;
+  const found: AuditEntry[] = [];
+  let before: string | undefined;
+  do {
+    const page = await readAuditPage(path, { ...filter, limit: limit - found.length, before });
+    found.push(...page.entries);
+    before = page.next;
+  } while (before && found.length < limit);
+  return found.reverse();
 }
 
 /** One line per entry, for people (`opencode-conductor audit`). */

@@ -4,6 +4,9 @@ import { realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { quoted, UsageError } from "../errors.js";
 
+/** Linux's PATH_MAX: no path is longer. */
+export const MAX_PATH_CHARS = 4096;
+
 /** The absolute path of an existing directory (symlinks resolved with `real: true`), or a clear error. */
 export async function existingDirectory(directory: string, options: { real?: boolean } = {}): Promise<string> {
   const absolute = resolve(directory);

@@ -5,7 +5,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../errors.js";
 import { guardConfig, guardedEnv, guardPermissionConfig } from "../policy/guard-rails.js";
-import { guardConfigV2, withGuardV2 } from "../policy/guard-rails-v2.js";
+import { guardConfigV2, rulesConfigV2, withGuardV2 } from "../policy/guard-rails-v2.js";
+import type { PermissionRule } from "../policy/permissions.js";
 import type { InstanceManagerOptions, Json } from "./types.js";
 
 type EnvOptions = Pick<InstanceManagerOptions, "env" | "guard" | "keepEnv" | "configFor">;
@@ -15,7 +16,8 @@ export function dataHome(options: EnvOptions): string {
   return env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
 }
 
-export async function instanceEnvironment(options: EnvOptions, directory: string, major: 1 | 2): Promise<NodeJS.ProcessEnv> {
+/** `taskRules` (2.x only): the rules of the one task the server is for, in its config under the guard. */
+export async function instanceEnvironment(options: EnvOptions, directory: string, major: 1 | 2, taskRules?: PermissionRule[]): Promise<NodeJS.ProcessEnv> {
   const base = options.env ?? process.env;
   const guard = options.guard !== false;
   const env = guard ? guardedEnv(base, { keep: options.keepEnv }) : { ...base };
@@ -23,6 +25,7 @@ export async function instanceEnvironment(options: EnvOptions, directory: string
   let config = parseJson(base.OPENCODE_CONFIG_CONTENT, "OPENCODE_CONFIG_CONTENT");
   config = deepMerge(config, (await options.configFor?.(directory)) ?? {});
   if (major === 2) {
+    if (taskRules) config = withGuardV2(config, rulesConfigV2(taskRules));
     // 2.x reads no OPENCODE_PERMISSION; its inline config is loaded last (guard-rails-v2.ts).
     if (guard) config = withGuardV2(config, guardConfigV2({ opencodeDataDir: join(dataHome(options), "opencode") }));
     env.OPENCODE_CONFIG_CONTENT = JSON.stringify(config);

@@ -6,10 +6,12 @@
 import { connect } from "../../client/connect.js";
 import { cliInfo } from "../../client/service/cli.js";
 import { resolveOpencodeBinary, spawnOpencode, randomPassword, type SpawnedOpencode } from "../../client/spawn.js";
-import { processStartTime, type InstanceRegistry, type InstanceRow } from "./registry.js";
+import { processStartTime } from "../../client/discovery/processes.js";
+import type { InstanceRegistry, InstanceRow } from "./registry.js";
 import { prepareSandbox, resolveSrt, type Sandbox } from "./sandbox.js";
 import { instanceEnvironment } from "./environment.js";
 import type { InstanceManagerOptions, Managed } from "./types.js";
+import type { PermissionRule } from "../policy/permissions.js";
 
 function sandboxFor(options: InstanceManagerOptions, dir: string, env: NodeJS.ProcessEnv): Promise<Sandbox> {
   const srt = resolveSrt(options.srtBinary); // throws: a missing srt never runs unsandboxed
@@ -23,11 +25,26 @@ function sandboxFor(options: InstanceManagerOptions, dir: string, env: NodeJS.Pr
   });
 }
 
+/**
+ * How long a private server may take to listen. A ceiling for a start that hangs, not an
+ * expectation: twelve worktree tasks' servers starting on a loaded 2-core machine (three at a time)
+ * took more than 30 s each to print their "listening on" line.
+ */
+export const INSTANCE_START_TIMEOUT_MS = 120_000;
+
 /** Starts and records the instance of `dir`; the caller tracks it (its `exited` is still the server's). */
-export async function launchInstance(options: InstanceManagerOptions, registry: InstanceRegistry, dir: string): Promise<Managed> {
+export async function launchInstance(
+  options: InstanceManagerOptions,
+  registry: InstanceRegistry,
+  dir: string,
+  extraEnv?: Record<string, string>,
+  taskRules?: PermissionRule[],
+): Promise<Managed> {
   const binary = options.binary ?? resolveOpencodeBinary();
   const major = (await cliInfo(binary, options.env ?? process.env)).major === 2 ? 2 : 1;
-  const env = await instanceEnvironment(options, dir, major);
+  // A 2.x server for one task holds that task's rules in its config: the pre-release takes none per session.
+  const rulesInConfig = major === 2 && taskRules !== undefined;
+  const env = { ...(await instanceEnvironment(options, dir, major, rulesInConfig ? taskRules : undefined)), ...extraEnv };
   const sandbox = options.sandbox === "srt" ? await sandboxFor(options, dir, env) : undefined;
   let server: SpawnedOpencode;
   try {
@@ -36,7 +53,7 @@ export async function launchInstance(options: InstanceManagerOptions, registry: 
       env,
       password: randomPassword(),
       binary,
-      ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+      startTimeoutMs: options.startTimeoutMs ?? INSTANCE_START_TIMEOUT_MS,
       ...(sandbox ? { port: sandbox.port, wrap: sandbox.wrap } : {}),
     });
   } catch (error) {
@@ -53,6 +70,7 @@ export async function launchInstance(options: InstanceManagerOptions, registry: 
     password: server.password,
     startedAt: new Date(now),
     major,
+    ...(rulesInConfig ? { rulesInConfig } : {}),
     client: connect({ url: server.url, password: server.password, directory: dir }),
     exited: server.exited,
     server,

@@ -33,20 +33,27 @@ export class InstanceLeases<C extends Closable> {
     private readonly connect: (instance: Reachable) => C,
   ) {}
 
-  /** The instance of `directory` (started or reused), held until `release()`. */
-  async lease(directory: string): Promise<InstanceLease<C>> {
-    const instance = await this.manager.acquire(directory);
+  /**
+   * The instance of `directory` (started or reused, `env` added to a new one's environment), held
+   * until `release()`. `taskRules`: the rules of the one task a new server is for (see acquire).
+   */
+  async lease(directory: string, options: { env?: Record<string, string>; taskRules?: PermissionRule[] } = {}): Promise<InstanceLease<C>> {
+    const instance = await this.manager.acquire(directory, options);
     const release = this.manager.hold(instance.directory);
     const conductor = this.conductorOf(instance);
     void instance.exited.then(() => {
       conductor.close();
       this.byPid.delete(instance.pid);
+      // Its sessions are read through other servers on the same data dir from now on.
+      for (const [id, c] of this.home) if (c === conductor) this.home.delete(id);
     });
     return {
       conductor,
       directory: instance.directory,
       release,
-      rules: (userRules) => this.manager.sessionRules(userRules),
+      // A 2.x server has the guard rails in its config (it takes no rules per session): only the
+      // caller's go with the session, and none when the server holds them in its config too.
+      rules: (userRules) => (instance.major === 2 ? (instance.rulesInConfig ? undefined : userRules) : this.manager.sessionRules(userRules)),
       record: async (session) => {
         this.home.set(session.id, conductor);
         await this.manager.recordSession(instance.directory, session);

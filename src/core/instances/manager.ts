@@ -13,7 +13,7 @@ import { realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { UsageError } from "../errors.js";
-import { existingDirectory } from "../inputs/directory.js";
+import { existingDirectory, MAX_PATH_CHARS } from "../inputs/directory.js";
 import { guardRules } from "../policy/guard-rails.js";
 import type { FallbackRecord } from "../turns/summary.js";
 import { InstanceRegistry, withoutPassword, type PublicInstanceRow, type StaleCleanup } from "./registry.js";
@@ -26,6 +26,11 @@ import type { AttachCommand, Instance, InstanceInfo, InstanceManagerOptions, Man
 import { isBusy } from "./busy.js";
 
 const TOUCH_PERSIST_MS = 5_000;
+/**
+ * Servers started at once; the others wait their turn (their start time limit runs from their own
+ * spawn). Twelve opencode servers starting together on two cores took longer than 30 s each.
+ */
+const CONCURRENT_STARTS = 3;
 
 export class InstanceManager {
   readonly registry: InstanceRegistry;
@@ -35,10 +40,17 @@ export class InstanceManager {
   private timer: NodeJS.Timeout | undefined;
   private reaping = false;
   private ready: Promise<StaleCleanup> | undefined;
+  private launching = 0;
+  private readonly turns: Array<() => void> = [];
 
   constructor(private readonly options: InstanceManagerOptions) {
     this.registry = new InstanceRegistry(options.stateDir);
     this.ttlMs = options.ttlS * 1000;
+  }
+
+  /** Instances run in the srt OS sandbox. */
+  get sandboxed(): boolean {
+    return this.options.sandbox === "srt";
   }
 
   /** Removes rows of dead conductors and stops their servers; runs once, before the first start. */
@@ -47,8 +59,13 @@ export class InstanceManager {
     return this.ready;
   }
 
-  /** The running instance for `directory`, started (and recorded) when there is none. */
-  async acquire(directory: string): Promise<Instance> {
+  /**
+   * The running instance for `directory`, started (and recorded) when there is none. `env` is added
+   * to the environment of a server started here (e.g. a worktree task's CONDUCTOR_PORT, which its
+   * agent's commands inherit); a running instance keeps the one it started with. `taskRules`: the
+   * rules of the one task a new server is for (a worktree's): a 2.x server gets them in its config.
+   */
+  async acquire(directory: string, options: { env?: Record<string, string>; taskRules?: PermissionRule[] } = {}): Promise<Instance> {
     const dir = await existingDirectory(directory, { real: true });
     const running = this.instances.get(dir);
     if (running && !running.stopping) {
@@ -57,7 +74,7 @@ export class InstanceManager {
     }
     let pending = this.starting.get(dir);
     if (!pending) {
-      pending = this.start(dir).finally(() => this.starting.delete(dir));
+      pending = this.start(dir, options.env, options.taskRules).finally(() => this.starting.delete(dir));
       this.starting.set(dir, pending);
     }
     return pending;
@@ -103,6 +120,10 @@ export class InstanceManager {
    * Resolves with the stopped row, or undefined when nothing matched.
    */
   async stop(directoryOrPid: string | number): Promise<PublicInstanceRow | undefined> {
+    if (typeof directoryOrPid === "string" && directoryOrPid.length > MAX_PATH_CHARS)
+      throw new UsageError(
+        `\`directory\` is ${directoryOrPid.length.toLocaleString("en")} characters, longer than any path (${MAX_PATH_CHARS.toLocaleString("en")}): give the project directory of an instance (action "list" shows them).`,
+      );
     const own = this.find(directoryOrPid);
     if (own) {
       const row = (await this.registry.read()).find((r) => r.pid === own.pid);
@@ -180,9 +201,19 @@ export class InstanceManager {
     return this.instances.get(abs) ?? this.instances.get(realpathOrSelf(abs));
   }
 
-  private async start(dir: string): Promise<Managed> {
+  private async start(dir: string, env?: Record<string, string>, taskRules?: PermissionRule[]): Promise<Managed> {
     await this.cleanStale();
-    const managed = await launchInstance(this.options, this.registry, dir);
+    // A finished start hands its slot to the next in line, so no newcomer slips in between.
+    if (this.launching >= CONCURRENT_STARTS) await new Promise<void>((resolve) => this.turns.push(resolve));
+    else this.launching++;
+    let managed: Managed;
+    try {
+      managed = await launchInstance(this.options, this.registry, dir, env, taskRules);
+    } finally {
+      const next = this.turns.shift();
+      if (next) next();
+      else this.launching--;
+    }
     this.instances.set(dir, managed);
     // `exited` settles once the server is gone AND forgotten (map, registry row).
     managed.exited = managed.server.exited.then(async (code) => {

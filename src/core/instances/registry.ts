@@ -3,15 +3,13 @@
 // (pid, conductorPid). The format is a documented contract: docs/instances.md.
 //
 // Several conductors (one per MCP client) may share the file, so every change is a locked
-// read-modify-write: an O_EXCL lock file next to it, retried briefly, broken when its holder is dead
-// or it is older than a few seconds (a holder keeps it for milliseconds). One shared file rather than
+// read-modify-write under a lock file (file-lock.ts). One shared file rather than
 // one per conductor, because start-up cleanup must see the rows of conductors that died.
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { open, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { isOpencodeProcess, isProcessAlive, processArgv } from "../../client/discovery/processes.js";
+import { isOpencodeProcess, isProcessAlive, isSameProcess, processArgv } from "../../client/discovery/processes.js";
 import type { FallbackRecord } from "../turns/summary.js";
+import { takeLock } from "../file-lock.js";
 import { ensureStateDir, readJson, writeJsonAtomic } from "../state-dir.js";
 
 export interface InstanceSession {
@@ -179,66 +177,13 @@ export class InstanceRegistry {
     return run;
   }
 
-  private async lock(): Promise<() => Promise<void>> {
-    const token = `${process.pid} ${randomBytes(6).toString("hex")}`;
-    const deadline = Date.now() + this.lockTimeoutMs;
-    for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
-      try {
-        const handle = await open(this.lockPath, "wx", 0o600);
-        await handle.writeFile(token);
-        await handle.close();
-        return async () => {
-          // Only remove our own lock: it may have been broken as stale and taken by another.
-          const current = await readFile(this.lockPath, "utf8").catch(() => "");
-          if (current === token) await rm(this.lockPath, { force: true });
-        };
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      }
-      if (await this.lockIsStale()) {
-        await rm(this.lockPath, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) {
-        throw new Error(
-          `Could not lock ${this.path} within ${this.lockTimeoutMs} ms: ${this.lockPath} is held by another conductor. Remove it if no conductor is running.`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
-
-  private async lockIsStale(): Promise<boolean> {
-    try {
-      const [content, info] = await Promise.all([readFile(this.lockPath, "utf8"), stat(this.lockPath)]);
-      const holder = Number(content.split(" ")[0]);
-      // An empty file is a holder between create and write: only its age can tell.
-      if (content && !isProcessAlive(holder)) return true;
-      return Date.now() - info.mtimeMs > this.staleLockMs;
-    } catch {
-      return false; // gone already: the next attempt takes it
-    }
-  }
-}
-
-/** Start time of a process (Linux, clock ticks since boot), to detect pid reuse. */
-export function processStartTime(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command name (which may contain spaces): state is field 3, starttime 22.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const value = Number(fields[19]);
-    return Number.isFinite(value) ? value : undefined;
-  } catch {
-    return undefined;
+  private lock(): Promise<() => Promise<void>> {
+    return takeLock(this.lockPath, this.path, { timeoutMs: this.lockTimeoutMs, staleMs: this.staleLockMs });
   }
 }
 
 function conductorAlive(row: InstanceRow): boolean {
-  if (!isProcessAlive(row.conductorPid)) return false;
-  if (row.conductorStartTime === undefined) return true;
-  const now = processStartTime(row.conductorPid);
-  return now === undefined || now === row.conductorStartTime;
+  return isSameProcess(row.conductorPid, row.conductorStartTime);
 }
 
 /** The row's process is still that opencode server (same binary, `serve --port PORT`). */

@@ -9,11 +9,11 @@
 import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { UsageError } from "../errors.js";
+import { startRelay } from "./relay.js";
 
 export interface SrtCommand {
   command: string;
@@ -175,7 +175,7 @@ export async function prepareSandbox(o: {
   await writeFile(settingsFile, JSON.stringify(settings, null, 2), { mode: 0o600 });
   await chmod(settingsFile, 0o600);
 
-  let relay: { server: Server; port: number };
+  let relay: Awaited<ReturnType<typeof startRelay>>;
   try {
     relay = await startRelay(socket);
   } catch (error) {
@@ -213,47 +213,4 @@ export async function prepareSandbox(o: {
       await rm(settingsFile, { force: true });
     },
   };
-}
-
-/** A loopback TCP listener that pipes each connection to `socket` (retrying while socat starts). */
-async function startRelay(socket: string): Promise<{ server: Server; port: number }> {
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    sockets.add(client);
-    client.once("close", () => sockets.delete(client));
-    client.pause();
-    const deadline = Date.now() + 3_000;
-    const attempt = () => {
-      const upstream = connect(socket);
-      let connected = false;
-      upstream.once("connect", () => {
-        connected = true;
-        client.pipe(upstream).pipe(client);
-        client.resume();
-      });
-      upstream.on("error", () => {
-        upstream.destroy();
-        if (!connected && Date.now() < deadline && !client.destroyed) setTimeout(attempt, 50);
-        else client.destroy();
-      });
-      client.once("close", () => upstream.destroy());
-    };
-    attempt();
-  });
-  server.on("close", () => sockets.forEach((s) => s.destroy()));
-  const port = await new Promise<number>((res, rej) => {
-    server.once("error", rej);
-    server.listen(0, "127.0.0.1", () => {
-      const a = server.address();
-      if (a && typeof a === "object") res(a.port);
-      else rej(new Error("relay: no port"));
-    });
-  });
-  const close = server.close.bind(server);
-  // Closing must not wait for keep-alive connections.
-  server.close = ((cb?: (err?: Error) => void) => {
-    sockets.forEach((s) => s.destroy());
-    return close(cb);
-  }) as typeof server.close;
-  return { server, port };
 }

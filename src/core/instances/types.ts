@@ -21,7 +21,7 @@ export interface InstanceManagerOptions {
   keepEnv?: string[];
   /** Apply the guard rails (default true). */
   guard?: boolean;
-  /** How long to wait for `opencode serve` to listen (default 30 s). */
+  /** How long to wait for `opencode serve` to listen (default 120 s). */
   startTimeoutMs?: number;
   /** Run each instance in the srt OS sandbox (see src/core/instances/sandbox.ts); never unsandboxed if it fails. */
   sandbox?: "srt";
@@ -48,6 +48,11 @@ export interface Instance {
   client: OpencodeClient;
   /** Resolves with the exit code or signal once the server ended and its registry row is gone. */
   exited: Promise<number | string>;
+  /**
+   * A 2.x server started for one task, with that task's rules in its config (2.x servers before
+   * 2.0.26 take no rules per session): its sessions get none of their own.
+   */
+  rulesInConfig?: boolean;
 }
 
 export interface InstanceInfo extends PublicInstanceRow {

@@ -14,6 +14,7 @@
 //   dir) would fall under the external_directory denial: they are allowed again after it.
 import { join } from "node:path";
 import { commandPatterns, DENIED_COMMANDS, DENIED_TOOLS } from "./guard-rails.js";
+import type { PermissionRule } from "./permissions.js";
 
 export interface PermissionRuleV2 {
   action: string;
@@ -41,13 +42,24 @@ export function guardRulesV2(options: { opencodeDataDir?: string } = {}): Permis
 
 /** Config fragment for a guarded 2.x server: the rules at the top and per built-in agent, nothing shared or updated. */
 export function guardConfigV2(options: { opencodeDataDir?: string } = {}): Record<string, unknown> {
-  const permissions = guardRulesV2(options);
-  return {
-    permissions,
-    agents: Object.fromEntries(GUARDED_AGENTS_V2.map((id) => [id, { permissions }])),
-    share: "disabled",
-    autoupdate: false,
-  };
+  return { ...perAgent(guardRulesV2(options)), share: "disabled", autoupdate: false };
+}
+
+/** 1.x session rules as 2.x rules (`{action, resource, effect}`; 1.x `bash` is 2.x `shell`). */
+export function rulesV2(rules: PermissionRule[]): PermissionRuleV2[] {
+  return rules.map((r) => ({ action: r.permission === "bash" ? "shell" : r.permission, resource: r.pattern, effect: r.action }));
+}
+
+/**
+ * A task's own rules as 2.x config, for a server that runs that task alone (a worktree's): at the
+ * top and per built-in agent, as the guard (an agent's own rules come after the top-level ones).
+ */
+export function rulesConfigV2(rules: PermissionRule[]): Record<string, unknown> {
+  return perAgent(rulesV2(rules));
+}
+
+function perAgent(permissions: PermissionRuleV2[]): Record<string, unknown> {
+  return { permissions, agents: Object.fromEntries(GUARDED_AGENTS_V2.map((id) => [id, { permissions }])) };
 }
 
 type Json = Record<string, unknown>;

@@ -1,9 +1,9 @@
 // Permission presets for delegated sessions, as opencode session rules (`{permission, pattern, action}`;
 // the last matching rule wins, and session rules come after the agent's).
-import type { Schemas } from "../../client/types.js";
+import type { PermissionRule } from "../model/permission-rule.js";
 import { quoted, UsageError } from "../errors.js";
 
-export type PermissionRule = Schemas["PermissionRule"];
+export type { PermissionRule };
 export type PermissionPreset = "auto" | "readonly" | "agent";
 type Action = PermissionRule["action"];
 /** opencode.json's `permission` shape: `{"bash": {"git push*": "deny", "*": "ask"}, "edit": "allow"}`. */

@@ -32,6 +32,6 @@ export async function cancelTask(conn: QueueConnection, events: JobEvents, taskI
   }
   if (state === "completed" || state === "failed") return { ...(await readTask(conn, taskId)), wasRunning: false };
   await conn.redis.publish(conn.keys.cancelChannel, taskId);
-  const after = await waitTask(conn, events, taskId, { timeoutMs: CANCEL_WAIT_MS });
+  const after = await waitTask(conn, events, taskId, { timeoutMs: CANCEL_WAIT_MS, returnOnBlocked: false });
   return { ...after, wasRunning: true };
 }

@@ -11,12 +11,21 @@ import { taskIdFor } from "./names.js";
 import { toTaskSpec, type QueuedDelegateOptions } from "./spec.js";
 import { readTask } from "./task-state.js";
 import { JobEvents, waitTask, type QueueWaitOptions } from "./wait.js";
-import { batchSize, runBatch, waitBatch, type BatchSummary, type QueueBatchOptions } from "./batch.js";
+import { batchSize, enqueueBatch, runBatch, waitBatch, type BatchSummary, type QueueBatchOptions } from "./batch.js";
 import { cancelTask } from "./cancel.js";
 import { listTasks, queueStatus, type QueuedTaskRow, type QueueStatus } from "./status.js";
+import { RedisLedgerStore } from "./ledger-store.js";
+import { fleetPending, fleetRequest, type FleetRequest } from "./approvals.js";
+import { indexSession, knownServers, serverAccess, serverOfSession, type ServerAccess } from "./servers.js";
 
 export class TaskQueue extends QueueConnection {
   private readonly events = new JobEvents(this);
+  private ledger?: RedisLedgerStore;
+
+  /** The delegation ledger's records in this fleet's Redis. */
+  ledgerStore(): RedisLedgerStore {
+    return (this.ledger ??= new RedisLedgerStore(this));
+  }
 
   /** Queues one task (a repeat of the same id is the same job) and, unless `wait: false`, waits for it. */
   async delegate(o: QueuedDelegateOptions): Promise<QueuedSummary> {
@@ -31,6 +40,11 @@ export class TaskQueue extends QueueConnection {
   /** Runs a batch as one job per task; results come back in input order. */
   parallel(tasks: QueuedDelegateOptions[], o: QueueBatchOptions = {}): Promise<BatchSummary> {
     return runBatch(this, this.events, tasks, o);
+  }
+
+  /** Puts a batch on the fleet without waiting; resolves with its id (what waitBatch takes). */
+  enqueueBatch(tasks: QueuedDelegateOptions[], o: Pick<QueueBatchOptions, "requestId" | "maxTokens" | "maxCostUsd"> = {}): Promise<string> {
+    return enqueueBatch(this, tasks, o);
   }
 
   /** Is this id a batch (oc_delegate_parallel's request id or batch id)? */
@@ -70,8 +84,46 @@ export class TaskQueue extends QueueConnection {
     return listTasks(this, limit);
   }
 
+  /** Permission requests and questions waiting in worker sessions (of one task, when given). */
+  async pending(taskId?: string): Promise<FleetRequest[]> {
+    await this.reachable();
+    return fleetPending(this.redis, this.keys, taskId);
+  }
+
+  /** One request waiting in a worker session, by its id. */
+  async request(id: string): Promise<FleetRequest | undefined> {
+    await this.reachable();
+    return fleetRequest(this.redis, this.keys, id);
+  }
+
+  /** How to reach the opencode server a worker started this session on (password included: never show it). */
+  async serverOf(sessionId: string): Promise<ServerAccess | undefined> {
+    await this.reachable();
+    return serverOfSession(this.redis, this.keys, sessionId);
+  }
+
+  /** Puts a session found on a server of the fleet (a fork of a worker's session) in the index. */
+  async indexSession(sessionId: string, url: string): Promise<void> {
+    await this.reachable();
+    await indexSession(this.redis, this.keys, sessionId, url, this.settings.ttlS);
+  }
+
+  /** How to reach a server of the fleet by its URL (password included: never show it). */
+  async server(url: string): Promise<ServerAccess | undefined> {
+    await this.reachable();
+    return serverAccess(this.redis, this.keys, url);
+  }
+
+  /** Every opencode server of the fleet on record (a session the index does not name, e.g. a fork, may be on one). */
+  async servers(): Promise<ServerAccess[]> {
+    await this.reachable();
+    return knownServers(this.redis, this.keys);
+  }
+
   /** Event streams first (they wait on their queues' connections), then the queues and the client. */
   override async close(): Promise<void> {
+    this.ledger?.close();
+    this.ledger = undefined;
     await this.events.close();
     await super.close();
   }

@@ -6,6 +6,7 @@ import { Queue, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import { UsageError } from "../errors.js";
 import { AttemptLog } from "./attempts.js";
+import { FleetEvents } from "./events.js";
 import { ANY_QUEUE, keys, rootQueue, type FleetKeys } from "./names.js";
 import type { TaskOutcome } from "./outcome.js";
 import { checkedSettings, redacted, type QueueSettings } from "./settings.js";
@@ -21,6 +22,7 @@ export class QueueConnection {
   private redisClient?: Redis;
   private ready?: Promise<void>;
   private readonly queues = new Map<string, Queue<TaskSpec, TaskOutcome>>();
+  private fleetEvents?: FleetEvents;
 
   constructor(settings: QueueSettings) {
     this.settings = checkedSettings(settings);
@@ -59,6 +61,11 @@ export class QueueConnection {
     return this.ready;
   }
 
+  /** The fleet's channel (outcomes recorded, approvals asked and answered), subscribed on first use. */
+  get channel(): FleetEvents {
+    return (this.fleetEvents ??= new FleetEvents(this.settings.url, this.keys.events));
+  }
+
   get attempts(): AttemptLog {
     return new AttemptLog(this.redis, this.keys, this.settings.ttlS);
   }
@@ -75,7 +82,7 @@ export class QueueConnection {
 
   /** Queues known to the fleet: the shared one and one per directory root a worker ever served. */
   async queueNames(): Promise<string[]> {
-    const roots = await this.redis.smembers(`${this.settings.prefix}:fleet:roots`);
+    const roots = await this.redis.smembers(this.keys.roots);
     return [ANY_QUEUE, ...roots.map(rootQueue)];
   }
 
@@ -83,6 +90,8 @@ export class QueueConnection {
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
     this.queues.clear();
+    this.fleetEvents?.close();
+    this.fleetEvents = undefined;
     this.redisClient?.disconnect();
     this.redisClient = undefined;
   }

@@ -29,12 +29,12 @@ function place(spec: TaskSpec, roots: string[]): string {
 function jobOptions(conn: QueueConnection, taskId: string) {
   const age = conn.settings.ttlS;
   // attempts: 1: a task that ran and failed is an outcome, not something to run again; only a
-  // lost worker (stalled job) hands the task on, up to the worker's maxStalledCount.
+  // worker that stopped answering (stalled job) hands the task on, up to the worker's maxStalledCount.
   return { jobId: taskId, attempts: 1, removeOnComplete: { age }, removeOnFail: { age } };
 }
 
 export async function enqueue(conn: QueueConnection, tasks: TaskToQueue[]): Promise<void> {
-  const roots = tasks.some((t) => t.spec.directory !== undefined) ? await conn.redis.smembers(`${conn.settings.prefix}:fleet:roots`) : [];
+  const roots = tasks.some((t) => t.spec.directory !== undefined) ? await conn.redis.smembers(conn.keys.roots) : [];
   const placed = tasks.map((t) => place(t.spec, roots));
   // One round trip: claim each task's home unless a first start already did (then that one stands).
   const m = conn.redis.multi();

@@ -1,5 +1,6 @@
 // Names in Redis: BullMQ queues (one for tasks any worker may run, one per served directory root)
-// and the fleet's own keys (attempts, batches, cancellations, worker adverts, provider slots).
+// and the fleet's own keys (attempts, outcomes, batches, cancellations, worker adverts, provider
+// slots, the workers' opencode servers, approvals waiting in worker sessions, batch budgets).
 import { createHash, randomUUID } from "node:crypto";
 import { quoted, UsageError } from "../errors.js";
 
@@ -24,6 +25,21 @@ export const keys = (prefix: string) => ({
   worker: (id: string) => `${prefix}:fleet:worker:${id}`,
   limits: `${prefix}:fleet:limits`,
   slots: (provider: string) => `${prefix}:fleet:slots:${provider}`,
+  roots: `${prefix}:fleet:roots`,
+  /** A task's outcome, recorded by the worker as its attempt ends (outcome-record.ts), before BullMQ hears of it. */
+  outcome: (taskId: string) => `${prefix}:fleet:outcome:${taskId}`,
+  /** The opencode servers the workers run on: how to reach each (servers.ts), by the hash of its URL. */
+  server: (id: string) => `${prefix}:fleet:server:${id}`,
+  servers: `${prefix}:fleet:servers`,
+  /** Which server holds a session a worker started. */
+  session: (sessionId: string) => `${prefix}:fleet:session:${sessionId}`,
+  /** Permission requests and questions waiting in worker sessions, by request id (approvals.ts). */
+  pending: `${prefix}:fleet:pending`,
+  /** What happens on the fleet that a waiting caller, a console or another worker acts on (events.ts). */
+  events: `${prefix}:fleet:events`,
+  /** A batch's shared spend (batch-budget.ts): per message, and the totals. */
+  spend: (batchId: string) => `${prefix}:fleet:spend:${batchId}`,
+  spendTotals: (batchId: string) => `${prefix}:fleet:spend-totals:${batchId}`,
 });
 
 export type FleetKeys = ReturnType<typeof keys>;

@@ -35,7 +35,7 @@ export type TaskState = "queued" | "running" | "finished" | "failed" | "cancelle
 export interface TaskView {
   id: string;
   state: TaskState;
-  /** Every start on a worker; more than one means the earlier ones were lost (see each `reason`). */
+  /** Every start on a worker; more than one means the earlier workers stopped answering (see each `reason`). */
   attempts: Attempt[];
   worker?: string;
   host?: string;
@@ -67,7 +67,7 @@ export function ended(view: TaskView, status: TurnSummary["status"], name: strin
   return { sessionId: last?.sessionId ?? "", status, answer: "", error: { name, message: message.slice(0, 2000) }, task: view };
 }
 
-/** One line on the attempts, for the text answers (e.g. "2 attempts: 1 lost on w1 (ses_…), 2 finished on w2"). */
+/** One line on the attempts, for the text answers (e.g. "2 attempts: 1 unreachable on w1 (ses_…), 2 finished on w2"). */
 export function attemptsLine(attempts: Attempt[]): string {
   if (attempts.length === 0) return "not started on any worker yet";
   const parts = attempts.map((a) => `${a.n} ${a.outcome} on ${a.worker}${a.sessionId ? ` (${a.sessionId})` : ""}`);

@@ -50,6 +50,12 @@ export async function checkoutRepo(workspace: string, repo: RepoSource, taskId: 
   return { directory, base, cache };
 }
 
+/** An earlier attempt's worktree (a re-attached session works in it), to collect its patch. */
+export async function adoptCheckout(directory: string, base: string): Promise<Checkout> {
+  const cache = (await git(directory, ["rev-parse", "--path-format=absolute", "--git-common-dir"])).trim();
+  return { directory, base, cache };
+}
+
 /** The worktree's changes against the base (new files included), optionally pushed as a branch. */
 export async function collectRepo(checkout: Checkout, repo: RepoSource, taskId: string, title: string): Promise<RepoOutcome> {
   const dir = checkout.directory;

@@ -4,6 +4,7 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import type { DelegateOptions } from "../delegate.js";
 import { quoted, UsageError } from "../errors.js";
+import type { BatchBudget } from "./batch-budget.js";
 
 export interface RepoSource {
   /** A git URL the worker can fetch (file://, a path, https://, ssh://). */
@@ -45,6 +46,8 @@ export interface TaskSpec extends Pick<
   repo?: RepoSource;
   /** Seconds the result and attempts stay readable (the caller's retention; set when queued). */
   retentionS?: number;
+  /** The batch's cap this task shares with the batch's other tasks (set when a batch with one is queued). */
+  batchBudget?: BatchBudget;
 }
 
 /** What a caller may pass to the queued delegate: the in-process options plus where to run. */

@@ -4,6 +4,7 @@
 import type { QueueConnection, TaskJob } from "./connection.js";
 import { readWorkers, type WorkerAdvert } from "./adverts.js";
 import { redacted } from "./settings.js";
+import { ProviderSlots } from "./slots.js";
 
 export interface QueueCounts {
   waiting: number;
@@ -20,6 +21,8 @@ export interface QueueStatus {
   queues: Record<string, QueueCounts>;
   workers: WorkerAdvert[];
   limits: Record<string, number>;
+  /** Running tasks per provider that has a limit (leased slots, slots.ts), with the limit. */
+  slots: Record<string, { running: number; limit: number }>;
 }
 
 export interface QueuedTaskRow {
@@ -48,8 +51,37 @@ export async function queueStatus(conn: QueueConnection): Promise<QueueStatus> {
     queues[name] = row;
     for (const k of Object.keys(counts) as Array<keyof QueueCounts>) counts[k] += row[k];
   }
-  const limits = Object.fromEntries(Object.entries(await conn.redis.hgetall(conn.keys.limits)).map(([k, v]) => [k, Number(v)]));
-  return { url: redacted(conn.settings.url), prefix: conn.settings.prefix, counts, queues, workers: await readWorkers(conn.redis, conn.keys), limits };
+  const slots = new ProviderSlots(conn.redis, conn.keys);
+  const limits = await slots.limits();
+  const running = await Promise.all(Object.keys(limits).map(async (p) => [p, { running: await slots.running(p), limit: limits[p]! }] as const));
+  return {
+    url: redacted(conn.settings.url),
+    prefix: conn.settings.prefix,
+    counts,
+    queues,
+    workers: await readWorkers(conn.redis, conn.keys),
+    limits,
+    slots: Object.fromEntries(running),
+  };
+}
+
+/**
+ * Every job waiting for a worker on every queue of the fleet, whatever BullMQ list holds it: `wait`
+ * (a list), `prioritized` and `delayed` (sorted sets: a task back from its provider's limit waits
+ * there). What the KEDA trigger scales on (`queue metrics`, deploy/k8s/scaledobject.yaml).
+ */
+export async function backlog(conn: QueueConnection): Promise<{ waiting: number; active: number; queues: Record<string, number> }> {
+  await conn.reachable();
+  const queues: Record<string, number> = {};
+  let waiting = 0;
+  let active = 0;
+  for (const name of await conn.queueNames()) {
+    const c = await conn.queue(name).getJobCounts("wait", "prioritized", "delayed", "active");
+    queues[name] = (c.wait ?? 0) + (c.prioritized ?? 0) + (c.delayed ?? 0);
+    waiting += queues[name];
+    active += c.active ?? 0;
+  }
+  return { waiting, active, queues };
 }
 
 /** The newest tasks of every queue (for `queue ls`). */

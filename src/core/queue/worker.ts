@@ -1,23 +1,37 @@
 // A worker of the fleet: takes tasks from the shared queue and from the queues of the roots it
 // serves, and runs each with the same core as in-process work (Conductor.delegate: the turn
 // machine, fallback watchdog, checks, budgets, guard rails) against its own opencode. BullMQ holds
-// a lock on each running job; a worker that dies stops renewing it and BullMQ's stalled-job check
-// hands the job to another worker, which records the first attempt as lost (attempts.ts).
+// a lock on each running job; a worker that stops renewing it (killed, partitioned, Redis away)
+// has its job handed to another worker by BullMQ's stalled-job check. What keeps that truthful:
+// each attempt's outcome is recorded in Redis as the attempt ends (outcome-record.ts), so a job
+// whose completion BullMQ refused is completed from the record, never run again; a worker that
+// takes over an attempt with a session re-attaches to it (reattach.ts) before it prompts anything;
+// and an attempt records its session only while it still holds the task (attempts.ts), so a worker
+// that lost its job never prompts.
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { DelayedError, Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
-import type { Conductor } from "../conductor.js";
+import { Conductor } from "../conductor.js";
 import type { DelegateResult } from "../delegate.js";
+import { Budget } from "../governance/budget.js";
 import { guardedEnv, guardRules } from "../policy/guard-rails.js";
 import { permissionRules } from "../policy/permissions.js";
+import type { BlockedHandler } from "../turns/blocked.js";
+import { AnsweredElsewhere } from "../turns/pending-requests.js";
 import { writeAdvert, removeAdvert, HEARTBEAT_MS, type WorkerAdvert } from "./adverts.js";
-import { AttemptLog, type Attempt } from "./attempts.js";
+import { clearTask, publishAnswered, publishAsked } from "./approvals.js";
+import { AttemptLog, AttemptSuperseded, type Attempt } from "./attempts.js";
+import { readSpend, sharedSpend } from "./batch-budget.js";
 import { beginAttempt } from "./begin.js";
+import { FleetEvents, publish } from "./events.js";
 import { ANY_QUEUE, keys, rootQueue, type FleetKeys } from "./names.js";
+import { recordOutcome, recordUnstarted } from "./outcome-record.js";
 import type { TaskOutcome } from "./outcome.js";
-import { checkoutRepo, collectRepo, removeCheckout, type Checkout } from "./repo.js";
+import { DEFAULT_REATTACH_MS, reattach } from "./reattach.js";
+import { adoptCheckout, checkoutRepo, collectRepo, removeCheckout, type Checkout } from "./repo.js";
+import { registerServer, serverAccess, type ServerAccess } from "./servers.js";
 import { checkedSettings, type QueueSettings } from "./settings.js";
 import { ProviderSlots } from "./slots.js";
 import { providerOf, type TaskSpec } from "./spec.js";
@@ -26,6 +40,11 @@ export interface FleetWorkerOptions {
   queue: QueueSettings;
   /** The worker's own opencode (public core API only). */
   conductor: Conductor;
+  /**
+   * How the rest of the fleet reaches this worker's opencode (other workers re-attaching to its
+   * sessions, MCP servers continuing or answering them): default its URL, with no password.
+   */
+  opencode?: ServerAccess;
   /** Where repo caches and task worktrees go. */
   workspace: string;
   /** Directory roots this worker can see; `directory` tasks under them come here. */
@@ -38,10 +57,12 @@ export interface FleetWorkerOptions {
   lockMs?: number;
   /** How often this worker looks for stalled jobs (default: lockMs). */
   stalledIntervalMs?: number;
-  /** Times a job may be handed on after a lost worker before it fails as lost (default 2). */
+  /** Times a job may be handed on after a worker stopped answering before it fails as unreachable (default 2). */
   maxStalledCount?: number;
   /** A ceiling on one task; past it the turn is interrupted (default 1 h). */
   taskTimeoutMs?: number;
+  /** How long an earlier attempt's opencode may not answer before the task is run again instead of re-attached (default 30 s). */
+  reattachMs?: number;
   id?: string;
   log?: (line: string) => void;
 }
@@ -61,15 +82,20 @@ export class FleetWorker {
   private readonly keys: FleetKeys;
   private readonly redis: Redis;
   private readonly sub: Redis;
+  private readonly events: FleetEvents;
   private readonly attempts: AttemptLog;
   private readonly slots: ProviderSlots;
   private readonly workers: Worker<TaskSpec, TaskOutcome>[] = [];
-  private readonly running = new Map<string, Running>();
+  /** Attempts this worker runs now, by task id (several when it re-attaches to its own attempt). */
+  private readonly running = new Map<string, Running[]>();
+  private readonly peers = new Map<string, Conductor>();
   private readonly roots: string[];
   private readonly concurrency: number;
+  private readonly access: ServerAccess;
   private free: number;
   private waiters: Array<() => void> = [];
   private heartbeat?: NodeJS.Timeout;
+  private stopEvents?: () => void;
   private readonly startedAt = new Date().toISOString();
 
   constructor(private readonly o: FleetWorkerOptions) {
@@ -80,11 +106,13 @@ export class FleetWorker {
     this.sub = new Redis(this.settings.url, { maxRetriesPerRequest: null });
     this.redis.on("error", () => undefined);
     this.sub.on("error", () => undefined);
+    this.events = new FleetEvents(this.settings.url, this.keys.events);
     this.attempts = new AttemptLog(this.redis, this.keys, this.settings.ttlS);
     this.slots = new ProviderSlots(this.redis, this.keys);
     this.roots = (o.roots ?? []).map((r) => resolve(r));
     this.concurrency = o.concurrency ?? 4;
     this.free = this.concurrency;
+    this.access = o.opencode ?? { url: o.conductor.client.url };
   }
 
   private log(line: string): void {
@@ -93,15 +121,19 @@ export class FleetWorker {
 
   async start(): Promise<void> {
     await this.redis.ping();
-    if (this.roots.length) await this.redis.sadd(`${this.settings.prefix}:fleet:roots`, ...this.roots);
+    if (this.roots.length) await this.redis.sadd(this.keys.roots, ...this.roots);
     if (this.o.limits && Object.keys(this.o.limits).length) await this.slots.setLimits(this.o.limits);
     await this.sub.subscribe(this.keys.cancelChannel);
     this.sub.on("message", (_channel, taskId: string) => {
-      const r = this.running.get(taskId);
-      if (r) {
-        this.log(`cancel ${taskId}`);
+      for (const r of this.running.get(taskId) ?? []) {
+        this.log(`cancel ${taskId} (attempt ${r.attempt.n})`);
         r.abort.abort();
       }
+    });
+    // Another worker asks whether an attempt it is taking over still runs here (reattach.ts).
+    this.stopEvents = await this.events.listen((e) => {
+      if (e.type !== "holds" || !this.running.get(e.taskId)?.some((r) => r.attempt.n === e.n)) return;
+      void publish(this.redis, this.keys.events, { type: "held", taskId: e.taskId, n: e.n, worker: this.id }).catch(() => undefined);
     });
     await this.advertise();
     this.heartbeat = setInterval(() => void this.advertise().catch(() => undefined), HEARTBEAT_MS);
@@ -130,12 +162,14 @@ export class FleetWorker {
       pid: process.pid,
       roots: this.roots,
       concurrency: this.concurrency,
-      running: this.running.size,
-      opencode: this.o.conductor.client.url,
+      running: [...this.running.values()].reduce((n, list) => n + list.length, 0),
+      opencode: this.access.url,
       startedAt: this.startedAt,
       heartbeat: new Date().toISOString(),
     };
     await writeAdvert(this.redis, this.keys, advert);
+    // The server outlives this worker in the table (its sessions may be followed after it is gone).
+    await registerServer(this.redis, this.keys, this.access, this.settings.ttlS);
     await this.slots.renewAll();
   }
 
@@ -159,6 +193,8 @@ export class FleetWorker {
     await this.slot();
     const provider = providerOf(spec, this.o.conductor.settings.defaultModel);
     try {
+      if (spec.batchBudget && (await readSpend(this.redis, this.keys, spec.batchBudget.batchId)).exceeded)
+        return await this.notStarted(taskId, spec.retentionS ?? this.settings.ttlS);
       const begun = await beginAttempt(this.redis, this.keys, {
         provider,
         taskId,
@@ -166,6 +202,11 @@ export class FleetWorker {
         host: this.host,
         retentionS: spec.retentionS ?? this.settings.ttlS,
       });
+      if (begun.state === "recorded") {
+        // An attempt finished but BullMQ never heard of it (its worker lost its lock): completed from its record.
+        this.log(`complete ${taskId} from its recorded outcome (attempt ${begun.outcome.attempts.at(-1)?.n ?? "?"}): not run again`);
+        return begun.outcome;
+      }
       if (begun.state === "cancelled") return await this.cancelledBeforeStart(taskId);
       if (begun.state === "limited") {
         // At the fleet's limit for this provider: back to the queue for a moment (not an attempt).
@@ -190,62 +231,176 @@ export class FleetWorker {
     return { taskId, summary, attempts: await this.attempts.list(taskId), worker: this.id, host: this.host, summaryAt: Date.now() };
   }
 
+  /** A task of a batch whose shared budget was spent before it started, as in process (on record before BullMQ hears of it). */
+  private async notStarted(taskId: string, retentionS: number): Promise<TaskOutcome> {
+    const summary = {
+      sessionId: "",
+      status: "not_started",
+      answer: "",
+      error: { name: "BudgetExceeded", message: "The batch's budget was spent before this task started." },
+    } as unknown as DelegateResult;
+    const outcome: TaskOutcome = { taskId, summary, attempts: await this.attempts.list(taskId), worker: this.id, host: this.host, summaryAt: Date.now() };
+    return recordUnstarted(this.redis, this.keys, outcome, retentionS);
+  }
+
+  /** A conductor on a server of the fleet (this worker's own, or another worker's from the server table). */
+  private async conductorFor(url: string): Promise<Conductor | undefined> {
+    if (url === this.access.url) return this.o.conductor;
+    const known = this.peers.get(url);
+    if (known) return known;
+    const access = await serverAccess(this.redis, this.keys, url);
+    if (!access) return undefined;
+    const peer = new Conductor({ url: access.url, password: access.password, username: access.username, ...this.o.conductor.settings, queue: false });
+    this.peers.set(url, peer);
+    return peer;
+  }
+
+  /** Publishes each request of the session in Redis and waits until someone answers it on opencode (or the task stops). */
+  private approvals(taskId: string, server: string): BlockedHandler {
+    return async (request, o) => {
+      await publishAsked(this.redis, this.keys, { taskId, server, worker: this.id, askedAt: Date.now(), request }, this.settings.ttlS);
+      this.log(`${taskId} waits for an answer to ${request.id} (${request.kind})`);
+      await new Promise<void>((resolve) => {
+        if (o.signal?.aborted) return resolve();
+        const done = () => (clearTimeout(timer), o.signal?.removeEventListener("abort", done), resolve());
+        const timer = o.timeoutMs === undefined ? undefined : setTimeout(done, o.timeoutMs);
+        o.signal?.addEventListener("abort", done, { once: true });
+      });
+      const answered = o.signal?.reason instanceof AnsweredElsewhere;
+      if (answered) await publishAnswered(this.redis, this.keys, taskId, request.id).catch(() => undefined);
+      return answered ? "handled" : "return";
+    };
+  }
+
   private async run(job: Job<TaskSpec, TaskOutcome>, spec: TaskSpec, attempt: Attempt, earlier: Attempt[]): Promise<TaskOutcome> {
     const taskId = job.id!;
-    const lost = earlier.filter((a) => a.outcome === "lost");
-    this.log(`start ${taskId} (attempt ${attempt.n}${lost.length ? `; ${lost.length} earlier lost` : ""})`);
+    const gone = earlier.filter((a) => a.outcome === "unreachable");
+    const how = attempt.reattach ? `; re-attaching to attempt ${attempt.reattach.of}'s session ${attempt.sessionId}` : "";
+    this.log(`start ${taskId} (attempt ${attempt.n}${gone.length ? `; ${gone.length} earlier unreachable` : ""}${how})`);
     const abort = new AbortController();
-    this.running.set(taskId, { abort, attempt });
+    const mine: Running = { abort, attempt };
+    this.running.set(taskId, [...(this.running.get(taskId) ?? []), mine]);
+    const retentionS = spec.retentionS ?? this.settings.ttlS;
+    const ceiling = Date.now() + (this.o.taskTimeoutMs ?? 3600_000);
+    const onProgress = (p: Parameters<NonNullable<Parameters<Conductor["delegate"]>[0]["onProgress"]>>[0]) => void job.updateProgress(p).catch(() => undefined);
     let checkout: Checkout | undefined;
+    let budget: Budget | undefined;
     try {
-      if (spec.repo) checkout = await checkoutRepo(this.o.workspace, spec.repo, taskId, attempt.n);
-      attempt.directory = checkout?.directory ?? spec.directory;
-      await this.attempts.update(taskId, attempt);
-      const guard = spec.guard !== false;
-      const userRules = permissionRules(spec.permissions);
-      let summary: DelegateResult = await this.o.conductor.delegate({
-        task: spec.task,
-        title: spec.title,
-        directory: attempt.directory,
-        model: spec.model,
-        fallbackModels: spec.fallbackModels,
-        retryTimeoutMs: spec.retryTimeoutMs,
-        agent: spec.agent,
-        agents: spec.agents,
-        files: spec.files,
-        command: spec.command,
-        permissions: guard ? guardRules(userRules ? { userRules } : {}) : spec.permissions,
-        checks: spec.checks,
-        maxRounds: spec.maxRounds,
-        checkTimeoutMs: spec.checkTimeoutMs,
-        // Checks of unattended work run without git credentials or tokens, like the agent.
-        ...(guard ? { checkEnv: guardedEnv(process.env) } : {}),
-        maxTokens: spec.maxTokens,
-        maxCostUsd: spec.maxCostUsd,
-        detail: spec.detail,
-        timeoutMs: this.o.taskTimeoutMs ?? 3600_000,
-        signal: abort.signal,
-        onSession: async (sessionId) => {
-          attempt.sessionId = sessionId;
-          await this.attempts.update(taskId, attempt);
-        },
-        onProgress: (p) => void job.updateProgress(p).catch(() => undefined),
-      });
-      if (summary.status === "running" && summary.sessionId) {
+      let summary: DelegateResult | undefined;
+      let holder = this.o.conductor;
+      if (attempt.reattach) {
+        const r = await reattach({
+          taskId,
+          spec,
+          attempt,
+          earlier,
+          worker: this.id,
+          redis: this.redis,
+          keys: this.keys,
+          events: this.events,
+          conductorFor: (url) => this.conductorFor(url),
+          boundMs: this.o.reattachMs ?? DEFAULT_REATTACH_MS,
+          timeoutMs: Math.max(0, ceiling - Date.now()),
+          signal: abort.signal,
+          onProgress,
+          onBlocked: attempt.server ? this.approvals(taskId, attempt.server) : undefined,
+          log: (line) => this.log(line),
+        });
+        if (r.kind === "recorded") {
+          attempt.outcome = "finished";
+          attempt.endedAt = new Date().toISOString();
+          attempt.reason = `took the outcome worker ${r.outcome.worker} recorded for the session it followed`;
+          return await recordOutcome(this.redis, this.keys, r.outcome, attempt, retentionS);
+        }
+        if (r.kind === "followed") {
+          summary = r.summary;
+          holder = r.holder;
+        } else {
+          this.log(`re-run ${taskId}: ${r.reason}`);
+          Object.assign(attempt, { rerun: r.reason, reattach: undefined, sessionId: undefined, server: undefined, directory: undefined });
+          if (!(await this.attempts.update(taskId, attempt))) throw new AttemptSuperseded(taskId, attempt.n);
+        }
+      }
+      // A followed session's worktree is the earlier attempt's (reattach.ts checked it is on this machine).
+      if (spec.repo)
+        checkout = summary ? await adoptCheckout(attempt.directory!, attempt.base!) : await checkoutRepo(this.o.workspace, spec.repo, taskId, attempt.n);
+      if (!summary) {
+        attempt.directory = checkout?.directory ?? spec.directory;
+        attempt.base = checkout?.base;
+        if (!(await this.attempts.update(taskId, attempt))) throw new AttemptSuperseded(taskId, attempt.n);
+        const guard = spec.guard !== false;
+        const userRules = permissionRules(spec.permissions);
+        if (spec.batchBudget)
+          budget = await Budget.start(
+            this.o.conductor,
+            { maxTokens: spec.batchBudget.maxTokens, maxCostUsd: spec.batchBudget.maxCostUsd },
+            sharedSpend(this.redis, this.keys, this.events, spec.batchBudget.batchId, retentionS),
+          );
+        summary = await this.o.conductor.delegate({
+          task: spec.task,
+          title: spec.title,
+          directory: attempt.directory,
+          model: spec.model,
+          fallbackModels: spec.fallbackModels,
+          retryTimeoutMs: spec.retryTimeoutMs,
+          agent: spec.agent,
+          agents: spec.agents,
+          files: spec.files,
+          command: spec.command,
+          permissions: guard ? guardRules(userRules ? { userRules } : {}) : spec.permissions,
+          checks: spec.checks,
+          maxRounds: spec.maxRounds,
+          checkTimeoutMs: spec.checkTimeoutMs,
+          // Checks of unattended work run without git credentials or tokens, like the agent.
+          ...(guard ? { checkEnv: guardedEnv(process.env) } : {}),
+          maxTokens: spec.maxTokens,
+          maxCostUsd: spec.maxCostUsd,
+          ...(budget ? { budget } : {}),
+          detail: spec.detail,
+          timeoutMs: Math.max(0, ceiling - Date.now()),
+          signal: abort.signal,
+          // On record (and fenced) before the prompt: a worker that lost the task stops here.
+          onSession: (sessionId) => this.attempts.recordSession(taskId, attempt, sessionId, this.access.url),
+          onBlocked: this.approvals(taskId, this.access.url),
+          onProgress,
+        });
+      }
+      if (summary.status === "unreachable" && summary.sessionId && !spec.checks?.length && !abort.signal.aborted) {
+        // The session's opencode did not answer: the outcome may still come, so wait for it in the
+        // task's time rather than report it unknown at once. (With checks the gate already stopped: left as is.)
+        const waited = await holder.wait(summary.sessionId, {
+          detail: spec.detail,
+          timeoutMs: Math.max(0, ceiling - Date.now()),
+          signal: abort.signal,
+        });
+        const { error: _unknown, ...kept } = summary; // the wait's answer says how it stands now
+        summary = { ...kept, ...waited };
+      }
+      if ((summary.status === "running" || summary.status === "blocked") && summary.sessionId) {
         // Cancelled or past the ceiling: stop the turn, and report what opencode recorded.
-        const stopped = await this.o.conductor.interrupt(summary.sessionId, { detail: spec.detail });
+        const stopped = await holder.interrupt(summary.sessionId, { detail: spec.detail });
         const { wasRunning: _, ...rest } = stopped;
         summary = { ...summary, ...rest };
       }
+      if (budget) {
+        const { budget: _, ...rest } = summary; // the batch's totals are reported once, with the batch
+        summary = rest;
+      }
       const repo = checkout && spec.repo ? await collectRepo(checkout, spec.repo, taskId, spec.title ?? spec.task.split("\n")[0] ?? "task") : undefined;
-      const summaryAt = Date.now();
       attempt.outcome = abort.signal.aborted ? "cancelled" : "finished";
       attempt.endedAt = new Date().toISOString();
-      // Not awaited: the job's return value carries the attempts; this row matters only to a later reader.
-      void this.attempts.update(taskId, attempt).catch(() => undefined);
       this.log(`end ${taskId}: ${summary.status}`);
-      return { taskId, summary, attempts: [...earlier, attempt], worker: this.id, host: this.host, ...(repo ? { repo } : {}), summaryAt };
+      // Recorded before BullMQ hears of it: if BullMQ refuses the completion (this worker lost its
+      // lock), the next worker to take the job completes it from this record.
+      const outcome: TaskOutcome = { taskId, summary, attempts: [], worker: this.id, host: this.host, ...(repo ? { repo } : {}), summaryAt: Date.now() };
+      return await recordOutcome(this.redis, this.keys, outcome, attempt, retentionS);
     } catch (error) {
+      if (error instanceof AttemptSuperseded) {
+        // Another worker holds the task now: its row is not ours to write; the session never got a prompt.
+        this.log(`stop ${taskId}: ${error.message}`);
+        if (error.sessionId) await this.o.conductor.engine.remove(error.sessionId).catch(() => undefined);
+        throw error;
+      }
       attempt.outcome = "failed";
       attempt.endedAt = new Date().toISOString();
       attempt.reason = (error as Error).message.slice(0, 500);
@@ -253,7 +408,12 @@ export class FleetWorker {
       this.log(`failed ${taskId}: ${attempt.reason}`);
       throw error;
     } finally {
-      this.running.delete(taskId);
+      budget?.release();
+      const left = (this.running.get(taskId) ?? []).filter((r) => r !== mine);
+      if (left.length) this.running.set(taskId, left);
+      else this.running.delete(taskId);
+      await clearTask(this.redis, this.keys, taskId).catch(() => undefined);
+      void publish(this.redis, this.keys.events, { type: "released", taskId, n: attempt.n }).catch(() => undefined);
       if (checkout) await removeCheckout(checkout).catch(() => undefined);
     }
   }
@@ -263,6 +423,9 @@ export class FleetWorker {
     clearInterval(this.heartbeat);
     await Promise.all(this.workers.map((w) => w.close(force).catch(() => undefined)));
     await removeAdvert(this.redis, this.keys, this.id).catch(() => undefined);
+    this.stopEvents?.();
+    this.events.close();
+    for (const peer of this.peers.values()) peer.close();
     this.sub.disconnect();
     this.redis.disconnect();
   }

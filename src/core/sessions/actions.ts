@@ -1,14 +1,13 @@
 // One small function per session action: fork, rename, abort, delete, revert, compact, shell,
 // export, todo. Session-scoped routes follow the session's own directory.
-import type { Schemas } from "../../client/types.js";
+import type { Session, Todo } from "../model/session.js";
 import type { CoreContext } from "../context.js";
-import type { EngineSession } from "../engine/engine.js";
 import { modelRefusal, resolveModelRef } from "../catalog/models.js";
 import { type DirectoryOption } from "../context.js";
 import { UsageError } from "../errors.js";
 import { formatModel, type ModelRef } from "../catalog/model-resolve.js";
 import { errorOf } from "../turns/summary.js";
-import type { SessionMessage } from "../turns/session-message.js";
+import type { Message } from "../model/message.js";
 import { TurnWatch } from "../turns/watch.js";
 import { checkId } from "../inputs/ids.js";
 import { sessionScope } from "./scope.js";
@@ -73,7 +72,7 @@ export interface RevertState extends SessionRow {
   revert?: { messageId: string; partId?: string; diff?: string };
 }
 
-function revertState(s: EngineSession): RevertState {
+function revertState(s: Session): RevertState {
   return { ...sessionRow(s), ...(s.revert ? { revert: s.revert } : {}) };
 }
 
@@ -178,17 +177,13 @@ export async function shellInSession(
 }
 
 /** The session record and every message with all parts, as opencode stores them. */
-export async function exportSession(
-  ctx: CoreContext,
-  id: string,
-  options: DirectoryOption = {},
-): Promise<{ session: EngineSession; messages: SessionMessage[] }> {
+export async function exportSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ session: Session; messages: Message[] }> {
   const sessionID = checkId(id, "ses", "sessionId");
   const engine = engineIn(ctx, options.directory);
   const [session, messages] = await Promise.all([engine.getSession(sessionID), engine.messages(sessionID)]);
   return { session, messages };
 }
 
-export async function sessionTodo(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<Schemas["Todo"][]> {
+export async function sessionTodo(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<Todo[]> {
   return engineIn(ctx, options.directory).todo(checkId(id, "ses", "sessionId"));
 }

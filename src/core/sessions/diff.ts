@@ -1,5 +1,5 @@
 // What a session (or one of its turns) changed in the project's files.
-import type { Schemas } from "../../client/types.js";
+import type { FileDiff } from "../model/file-change.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
 import { checkId } from "../inputs/ids.js";
@@ -43,13 +43,17 @@ async function summaryOf(ctx: CoreContext, sessionID: string): Promise<{ until(m
   const done = new Set<string>();
   const waiters = new Map<string, () => void>();
   const unsubscribe = await ctx.hub
-    .subscribe((event) => {
-      if (event.type !== "message.updated" || event.properties.sessionID !== sessionID) return;
-      const info = event.properties.info;
-      if (info.role !== "user" || !info.summary) return;
-      done.add(info.id);
-      waiters.get(info.id)?.();
-    })
+    .subscribe(
+      (event) => {
+        if (event.type !== "message.updated" || event.properties.sessionID !== sessionID) return;
+        const info = event.properties.info;
+        if (info.role !== "user" || !info.summary) return;
+        done.add(info.id);
+        waiters.get(info.id)?.();
+      },
+      undefined,
+      (id) => id === sessionID,
+    )
     .catch(() => undefined); // no events: the diff is read once, as before
   return {
     async until(messageID) {
@@ -79,7 +83,7 @@ async function summaryPending(ctx: CoreContext, sessionID: string, messageID: st
   );
 }
 
-function diffOf(sessionID: string, messageID: string, diff: Schemas["SnapshotFileDiff"][]): SessionDiff {
+function diffOf(sessionID: string, messageID: string, diff: FileDiff[]): SessionDiff {
   return {
     sessionId: sessionID,
     messageId: messageID,

@@ -1,7 +1,7 @@
 // One session's details: its row, run state (per directory instance, docs/opencode-behaviour.md §9),
 // model, agent, spend and revert point.
+import type { Session, SessionRunState } from "../model/session.js";
 import type { CoreContext } from "../context.js";
-import type { EngineSession, RunState as EngineRunState } from "../engine/engine.js";
 import { type DirectoryOption } from "../context.js";
 import { formatModel } from "../catalog/model-resolve.js";
 import { checkId } from "../inputs/ids.js";
@@ -38,6 +38,6 @@ export async function sessionInfo(ctx: CoreContext, id: string, options: Directo
 }
 
 /** The session's run state, read where it lives (1.x keeps it per directory instance). */
-export function runState(ctx: CoreContext, s: EngineSession): Promise<EngineRunState> {
+export function runState(ctx: CoreContext, s: Session): Promise<SessionRunState> {
   return ctx.engine.withDirectory(s.directory).runState(s.id);
 }

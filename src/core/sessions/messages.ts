@@ -4,7 +4,7 @@ import { type DirectoryOption } from "../context.js";
 import { UsageError } from "../errors.js";
 import { formatModel } from "../catalog/model-resolve.js";
 import { errorOf, type TurnError } from "../turns/summary.js";
-import type { SessionMessage } from "../turns/session-message.js";
+import type { Message } from "../model/message.js";
 import { checkId } from "../inputs/ids.js";
 import { engineIn, iso } from "./rows.js";
 
@@ -45,11 +45,11 @@ function messagesPage(
   ctx: CoreContext,
   sessionID: string,
   options: DirectoryOption & { limit: number; before?: string },
-): Promise<{ messages: SessionMessage[]; nextBefore?: string }> {
+): Promise<{ messages: Message[]; nextBefore?: string }> {
   return engineIn(ctx, options.directory).messagesPage(sessionID, { limit: options.limit, ...(options.before ? { before: options.before } : {}) });
 }
 
-function compactMessage(m: SessionMessage): CompactMessage {
+function compactMessage(m: Message): CompactMessage {
   const info = m.info;
   const text = m.parts
     .flatMap((p) => (p.type === "text" && !p.synthetic && !p.ignored ? [p.text] : []))
@@ -57,7 +57,7 @@ function compactMessage(m: SessionMessage): CompactMessage {
     .trim();
   const tools = m.parts.flatMap((p) => (p.type === "tool" ? [p.tool] : []));
   const ref = info.role === "user" ? info.model : { providerID: info.providerID, modelID: info.modelID };
-  // opencode 2.x records no model on a user message (engine/v2-messages.ts): leave it out then.
+  // opencode 2.x records no model on a user message (engine/v2/v2-messages.ts): leave it out then.
   const model = ref.providerID ? formatModel(ref) : undefined;
   const error = info.role === "assistant" ? errorOf(info.error) : undefined;
   return {
@@ -72,7 +72,7 @@ function compactMessage(m: SessionMessage): CompactMessage {
 }
 
 /** The last user message that started a turn (compaction requests are user messages too: skipped). */
-export async function lastUserMessage(ctx: CoreContext, sessionID: string, directory: string | undefined): Promise<SessionMessage | undefined> {
+export async function lastUserMessage(ctx: CoreContext, sessionID: string, directory: string | undefined): Promise<Message | undefined> {
   let before: string | undefined;
   do {
     const page = await messagesPage(ctx, sessionID, { limit: 20, before, directory });

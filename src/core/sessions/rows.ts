@@ -1,13 +1,11 @@
 // Sessions as a caller sees them: the compact row, listings, and the id checks every session action
 // shares (docs/opencode-behaviour.md §3).
-import type { Schemas } from "../../client/types.js";
+import type { Session } from "../model/session.js";
 import type { CoreContext } from "../context.js";
-import type { Engine, EngineSession } from "../engine/engine.js";
+import type { Engine } from "../engine/engine.js";
 import { type DirectoryOption } from "../context.js";
 import { checkId } from "../inputs/ids.js";
 import { UsageError } from "../errors.js";
-
-export type Session = Schemas["Session"];
 
 export interface SessionRow {
   id: string;
@@ -22,7 +20,7 @@ export interface SessionRow {
 
 export const iso = (ms: number) => new Date(ms).toISOString();
 
-export function sessionRow(s: EngineSession): SessionRow {
+export function sessionRow(s: Session): SessionRow {
   return {
     id: s.id,
     title: s.title,
@@ -55,7 +53,7 @@ export async function listSessions(ctx: CoreContext, options: ListSessionsOption
   const limit = options.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`limit must be a positive integer, got ${limit}.`);
   const search = options.search?.trim() || undefined;
-  let sessions: EngineSession[];
+  let sessions: Session[];
   const engine = engineIn(ctx, options.directory);
   if (options.parentId !== undefined) {
     const parentID = checkId(options.parentId, "ses", "parentId");

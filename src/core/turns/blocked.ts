@@ -1,7 +1,7 @@
 // Waiting through permission requests and questions: with an `onBlocked` hook (e.g. the MCP server
 // asking the human, or a deny policy) each request is handed to it and the wait goes on, so the
 // caller never sees `blocked` unless the hook gives the request back. The core stays MCP-free.
-import type { PendingRequest } from "../policy/approvals.js";
+import type { PendingRequest } from "../model/pending-request.js";
 import type { TurnWatch } from "./watch.js";
 import type { TurnWaitOptions, WaitOutcome } from "./watch-wait.js";
 

@@ -3,13 +3,13 @@
 // next model should take over) or would fail any model. Pure decisions, no session I/O: the
 // watchdog (turns/fallback-watchdog.ts) follows the turn and acts on them, and unit tests check
 // them without a server.
+import type { RecordedError } from "../model/turn-outcome.js";
 import type { CoreContext } from "../context.js";
 import { resolveModelRef } from "../catalog/models.js";
 import { formatModel, type ModelRef } from "../catalog/model-resolve.js";
 import { lastTurn, type FallbackRecord } from "./summary.js";
-import type { SessionMessage } from "./session-message.js";
+import type { Message } from "../model/message.js";
 import type { TurnWatch } from "./watch.js";
-import type { RecordedError } from "./record.js";
 
 export interface FallbackPlan {
   /** Model of the first attempt; undefined: the session's default (named from its messages). */
@@ -81,12 +81,12 @@ export class RetryClock {
 }
 
 /** True when a failed turn left nothing worth keeping: no tool call and no text. */
-export function didNothing(replies: SessionMessage[]): boolean {
+export function didNothing(replies: Message[]): boolean {
   return replies.every((m) => m.parts.every((p) => p.type === "step-start" || p.type === "step-finish" || (p.type === "text" && !p.text.trim())));
 }
 
 /** `provider/model` the turn ran with, from its messages (when the task named no model). */
-export function modelOfTurn(messages: SessionMessage[]): string | undefined {
+export function modelOfTurn(messages: Message[]): string | undefined {
   const { user, replies } = lastTurn(messages);
   const last = replies.at(-1)?.info;
   if (last?.role === "assistant") return `${last.providerID}/${last.modelID}`;

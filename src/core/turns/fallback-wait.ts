@@ -5,7 +5,7 @@
 import { waitThrough, type BlockedHandler } from "./blocked.js";
 import type { CoreContext } from "../context.js";
 import { lastTurn, type TurnSummary } from "./summary.js";
-import type { SessionMessage } from "./session-message.js";
+import type { Message } from "../model/message.js";
 import type { TurnWatch } from "./watch.js";
 import type { TurnWaitOptions, WaitOutcome } from "./watch-wait.js";
 import { exhaustedError } from "./fallback-policy.js";
@@ -69,7 +69,7 @@ export function switchingAttempt(ctx: CoreContext, sessionId: string): TurnWatch
 }
 
 /** Adds the session's model switches to a summary of the watched task's turn. */
-export function withFallbacks(ctx: CoreContext, summary: TurnSummary, messages: SessionMessage[]): TurnSummary {
+export function withFallbacks(ctx: CoreContext, summary: TurnSummary, messages: Message[]): TurnSummary {
   const dog = watchdogOf(ctx, summary.sessionId);
   if (!dog || (dog.records.length === 0 && !dog.exhausted)) return summary;
   // Only the watched task's turn: a later turn on the session has its own user message.

@@ -16,7 +16,7 @@ import type { HubEvent } from "../event-hub.js";
 import type { SessionTranslator, WatchSignal } from "../engine/engine.js";
 import { formatModel, type ModelRef } from "../catalog/model-resolve.js";
 import { lastTurn, type FallbackRecord } from "./summary.js";
-import type { SessionMessage } from "./session-message.js";
+import type { Message } from "../model/message.js";
 import { keep } from "./kept-watches.js";
 import { TurnWatch } from "./watch.js";
 import { CONTINUE_TEXT, didNothing, fallbackReason, modelOfTurn, RetryClock, type FallbackPlan } from "./fallback-policy.js";
@@ -96,6 +96,7 @@ export class Watchdog {
     this.unsubscribe = await this.ctx.hub.subscribe(
       (event) => this.onEvent(event),
       () => this.stop(),
+      (id) => id === this.sessionId,
     );
     const map = watchdogsOf(this.ctx);
     map.get(this.sessionId)?.stop(); // a newer task on the session takes over
@@ -190,7 +191,7 @@ export class Watchdog {
     return this.switchTo(watch, messages, { from, to: formatModel(next), reason: reason!, at: new Date().toISOString() }, next);
   }
 
-  private async switchTo(old: TurnWatch, messages: SessionMessage[], record: FallbackRecord, next: ModelRef): Promise<TurnWatch> {
+  private async switchTo(old: TurnWatch, messages: Message[], record: FallbackRecord, next: ModelRef): Promise<TurnWatch> {
     const { engine } = this.ctx;
     const { user, replies } = lastTurn(messages);
     let resend = didNothing(replies);

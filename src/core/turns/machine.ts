@@ -1,6 +1,6 @@
 // The turn state machine: it ends a turn only on evidence of what opencode recorded. It is pure
 // (no I/O, no clock) and engine-neutral: an engine turns its server's events into TurnEvents
-// (v1-events.ts for opencode 1.x, v2-events.ts for 2.x) and, after a reconnect or when attaching
+// (engine/v1/v1-events.ts for opencode 1.x, engine/v2/v2-events.ts for 2.x) and, after a reconnect or when attaching
 // to a running session, hands it a snapshot read from the server. docs/architecture.md draws the
 // states.
 //
@@ -14,13 +14,14 @@
 // error lands on the assistant message and once after; aborting an idle session idles too; a
 // prompt accepted a moment ago is not busy yet. Only a terminal reply to *our* user message,
 // while the session is idle (or the loop has moved on to a later message), ends the turn.
-import { isTerminal, outcomeOf, repliesTo, turnStart, type RecordedError, type RecordedMessage, type TurnVerdict } from "./record.js";
+import type { MessageEvidence, RecordedError, TurnVerdict } from "../model/turn-outcome.js";
+import { isTerminal, outcomeOf, repliesTo, turnStart } from "./record.js";
 
 export type SessionActivity = "busy" | "retry" | "idle";
 
 export type TurnEvent =
   | { type: "status"; status: SessionActivity }
-  | { type: "message"; message: RecordedMessage }
+  | { type: "message"; message: MessageEvidence }
   | { type: "message.removed"; id: string }
   /** An error the session reported (v1 `session.error`); some errors leave no assistant message. */
   | { type: "error"; error: RecordedError }
@@ -45,7 +46,7 @@ export interface TurnMachineOptions {
 }
 
 export class TurnMachine {
-  private readonly messages = new Map<string, RecordedMessage>();
+  private readonly messages = new Map<string, MessageEvidence>();
   private activity: SessionActivity | undefined;
   private sessionError: RecordedError | undefined;
   private stated: Extract<TurnEvent, { type: "outcome" }> | undefined;
@@ -118,7 +119,7 @@ export class TurnMachine {
   }
 
   /** What the server holds now (after a reconnect, or when attaching): replaces what events told. */
-  resync(snapshot: { activity: SessionActivity; messages: readonly RecordedMessage[] }): TurnVerdict | undefined {
+  resync(snapshot: { activity: SessionActivity; messages: readonly MessageEvidence[] }): TurnVerdict | undefined {
     if (this.final) return this.final;
     this.activity = snapshot.activity;
     this.messages.clear();
@@ -136,24 +137,24 @@ export class TurnMachine {
     return (this.final = { status: "lost", error });
   }
 
-  private list(): RecordedMessage[] {
+  private list(): MessageEvidence[] {
     return [...this.messages.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  private user(): RecordedMessage | undefined {
+  private user(): MessageEvidence | undefined {
     return turnStart(this.list(), this.after);
   }
 
-  private lastReply(): RecordedMessage | undefined {
+  private lastReply(): MessageEvidence | undefined {
     const list = this.list();
     const user = turnStart(list, this.after);
     return user ? this.lastOf(list, user) : undefined;
   }
 
   /** The reply that tells how our turn went so far (see TurnMachineOptions for a stating engine). */
-  private lastOf(list: readonly RecordedMessage[], user: RecordedMessage): RecordedMessage | undefined {
+  private lastOf(list: readonly MessageEvidence[], user: MessageEvidence): MessageEvidence | undefined {
     if (!this.options.statedOutcomes) return repliesTo(list, user).at(-1);
-    let last: RecordedMessage | undefined;
+    let last: MessageEvidence | undefined;
     for (const m of list) {
       if (m.role !== "assistant" || m.parentId === undefined || m.parentId < user.id) continue;
       last = m;

@@ -2,8 +2,8 @@
 // signal per request for whoever asks a person about it: an MCP form stops asking once opencode
 // says the request was answered, by whoever. Kept apart from the watch, which only feeds it what
 // the events and the server's list say.
+import type { PendingRequest } from "../model/pending-request.js";
 import type { Engine } from "../engine/engine.js";
-import type { PendingRequest } from "../policy/approvals.js";
 
 /** The reason a request's answered signal aborts: someone else (another client, the web console) answered it. */
 export class AnsweredElsewhere extends Error {

@@ -1,40 +1,9 @@
-// What opencode recorded about a turn, in a form that does not depend on the engine (v1 messages
-// today, v2 messages later): each message's id, role, parent, whether it completed, its finish
-// reason and its error, plus the errors of its tool calls. The turn machine (machine.ts) and the
-// summaries decide a turn's outcome from these records and nothing else.
-
-export interface RecordedError {
-  /** opencode's error name: APIError, ProviderAuthError, UnknownError, MessageAbortedError, … */
-  name: string;
-  /** One line: opencode's message without the stack trace some errors carry. */
-  message: string;
-  /** The provider's HTTP status, for an APIError. */
-  statusCode?: number;
-  /** Why the engine stopped the turn, when it says (opencode 2.x: `user`, `shutdown`, `superseded`). */
-  reason?: string;
-}
-
-export interface RecordedMessage {
-  id: string;
-  role: "user" | "assistant";
-  /** The user message an assistant message answers. */
-  parentId?: string;
-  /** The assistant message has its completion time (a step, or the whole turn, finished). */
-  completed: boolean;
-  /** Why the model step stopped: `stop`, `length`, `tool-calls`, … (absent when it never finished). */
-  finish?: string;
-  error?: RecordedError;
-  /** Errors of the tool calls in the message (a rejected permission, a dismissed question). */
-  toolErrors: string[];
-}
-
-/** `done`: the agent finished; `lost`: opencode recorded no end and never will (it went away). */
-export type TurnEndStatus = "done" | "error" | "interrupted" | "lost";
-
-export interface TurnVerdict {
-  status: TurnEndStatus;
-  error?: RecordedError;
-}
+// How a turn ended, decided from the evidence opencode recorded (model/turn-outcome.ts: per message
+// its id, role, parent, whether it completed, its finish reason and its error, plus the errors of its
+// tool calls). The turn machine (machine.ts) and the summaries decide a turn's outcome from these
+// and nothing else.
+import type { Message, MessageInfo, Part } from "../model/message.js";
+import type { MessageEvidence, RecordedError, TurnVerdict } from "../model/turn-outcome.js";
 
 const MAX_ERROR_MESSAGE = 500;
 
@@ -56,17 +25,41 @@ function oneLine(message: string): string {
   return kept.length > MAX_ERROR_MESSAGE ? `${kept.slice(0, MAX_ERROR_MESSAGE)}…` : kept;
 }
 
+/** A message (info + parts) as the turn machine sees it. */
+export function evidenceOf(m: Message): MessageEvidence {
+  return evidenceOfInfo(m.info, toolErrorsOf(m.parts));
+}
+
+/** A message's info as the turn machine sees it, with the tool errors of its parts (kept apart when they arrive as events). */
+export function evidenceOfInfo(info: MessageInfo, toolErrors: string[]): MessageEvidence {
+  if (info.role === "user") return { id: info.id, role: "user", completed: false, toolErrors };
+  const error = recordedError(info.error);
+  return {
+    id: info.id,
+    role: "assistant",
+    parentId: info.parentID,
+    completed: info.time.completed !== undefined,
+    ...(info.finish ? { finish: info.finish } : {}),
+    ...(error ? { error } : {}),
+    toolErrors,
+  };
+}
+
+function toolErrorsOf(parts: Part[]): string[] {
+  return parts.flatMap((p) => (p.type === "tool" && p.state.status === "error" ? [p.state.error] : []));
+}
+
 /** The user message that starts the turn: the first one after `after` (the newest id before the prompt). */
-export function turnStart(messages: readonly RecordedMessage[], after: string | undefined): RecordedMessage | undefined {
+export function turnStart(messages: readonly MessageEvidence[], after: string | undefined): MessageEvidence | undefined {
   return messages.find((m) => m.role === "user" && (after === undefined || m.id > after));
 }
 
-export function repliesTo(messages: readonly RecordedMessage[], user: RecordedMessage): RecordedMessage[] {
+export function repliesTo(messages: readonly MessageEvidence[], user: MessageEvidence): MessageEvidence[] {
   return messages.filter((m) => m.role === "assistant" && m.parentId === user.id);
 }
 
 /** The last reply is done with: it completed (with or without an error) or carries an error. */
-export function isTerminal(message: RecordedMessage): boolean {
+export function isTerminal(message: MessageEvidence): boolean {
   return message.completed || message.error !== undefined;
 }
 
@@ -75,16 +68,18 @@ export function isTerminal(message: RecordedMessage): boolean {
  * - an error on the reply: `error` (or `interrupted` for MessageAbortedError);
  * - no error but the session reported one while the turn ran (and the reply never finished a
  *   step): that error; an abort reported this way is `interrupted`;
- * - completed without ever finishing a step (an abort during a retry wait): `interrupted`;
+ * - completed without ever finishing a step (an abort during a retry wait): `interrupted`, with
+ *   no error (opencode records none);
  * - finished on `tool-calls` yet the loop stopped: a tool call ended the turn (a rejected
  *   permission, a dismissed question): `interrupted`, with the tool's error;
  * - else `done`.
  */
-export function outcomeOf(last: RecordedMessage, sessionError: RecordedError | undefined): TurnVerdict {
+export function outcomeOf(last: MessageEvidence, sessionError: RecordedError | undefined): TurnVerdict {
   if (last.error) return isAbort(last.error) ? { status: "interrupted", error: last.error } : { status: "error", error: last.error };
   if (last.finish === undefined || last.finish === "unknown") {
     if (sessionError) return isAbort(sessionError) ? { status: "interrupted", error: sessionError } : { status: "error", error: sessionError };
-    return { status: "interrupted", error: { name: ABORTED, message: "The turn was stopped before the model finished a step." } };
+    // opencode recorded no error here (docs/opencode-behaviour.md §6): say interrupted, name none.
+    return { status: "interrupted" };
   }
   if (last.finish === "tool-calls") {
     const reason = last.toolErrors.at(-1);

@@ -1,20 +1,18 @@
 // The turn summary: what a caller (or a calling model) needs to know about the last turn of a
 // session, built from its messages. Pure, so it is unit-tested on recorded messages.
-import type { SessionMessage } from "./session-message.js";
+import type { AssistantMessageInfo, Message, Part, ToolPart } from "../model/message.js";
 import { isAbsolute, relative, resolve } from "node:path";
-import type { Schemas } from "../../client/types.js";
-import type { PendingRequest } from "../policy/approvals.js";
-import { isTerminal, outcomeOf, recordedError, type TurnVerdict } from "./record.js";
-import { recordedMessage } from "./v1-events.js";
+import type { FileChange, FileDiff } from "../model/file-change.js";
+import type { TurnTokens } from "../model/cost.js";
+import type { TurnStatus, TurnVerdict } from "../model/turn-outcome.js";
+import type { PendingRequest } from "../model/pending-request.js";
+import { isTerminal, outcomeOf, recordedError } from "./record.js";
+import { evidenceOf } from "./record.js";
 import { FILE_TOOLS, filePathOf } from "./files.js";
 
 export { FILE_TOOLS, filePathOf };
 
-/**
- * `done`, `error`, `interrupted` and `lost` say what opencode recorded (turns/record.ts);
- * `checks_failed` and `budget_exceeded` come from the gate loop and budgets (delegate).
- */
-export type TurnStatus = "done" | "error" | "blocked" | "running" | "interrupted" | "lost" | "checks_failed" | "budget_exceeded";
+export type { FileChange, FileDiff, TurnStatus, TurnTokens };
 export type Detail = "final" | "summary" | "full";
 /** A model switch of the fallback watchdog (turns/fallback-watchdog.ts); also kept per session in the instance registry. */
 export interface FallbackRecord {
@@ -26,8 +24,7 @@ export interface FallbackRecord {
   at: string;
 }
 
-type AnyError = NonNullable<Schemas["AssistantMessage"]["error"]>;
-export type FileDiff = Schemas["SnapshotFileDiff"];
+type AnyError = NonNullable<AssistantMessageInfo["error"]>;
 
 export interface TurnError {
   name: string;
@@ -36,26 +33,10 @@ export interface TurnError {
   statusCode?: number;
 }
 
-export interface FileChange {
-  path: string;
-  status?: "added" | "deleted" | "modified";
-  additions?: number;
-  deletions?: number;
-}
-
 export interface ToolUse {
   tool: string;
   title?: string;
   status: string;
-}
-
-export interface TurnTokens {
-  input: number;
-  output: number;
-  reasoning: number;
-  cacheRead: number;
-  cacheWrite: number;
-  total: number;
 }
 
 export interface TranscriptEntry {
@@ -89,9 +70,10 @@ export interface TurnSummary {
 
 export interface SummaryInput {
   sessionId: string;
-  messages: SessionMessage[];
-  /** How the wait ended; `idle` means the turn is over. */
-  outcome: "idle" | "blocked" | "timeout" | "cancelled";
+  messages: Message[];
+  /** How the wait ended; `idle` means the turn is over; `unreachable`: the server does not answer (say why in `unreachable`). */
+  outcome: "idle" | "blocked" | "timeout" | "cancelled" | "unreachable";
+  unreachable?: TurnError;
   pending?: PendingRequest[];
   /** Files seen edited while watching (non-git projects). */
   filesEdited?: Iterable<string>;
@@ -103,7 +85,7 @@ export interface SummaryInput {
 }
 
 /** The messages of the last turn: the last user message and the assistant messages answering it. */
-export function lastTurn(messages: SessionMessage[]): { user?: SessionMessage; replies: SessionMessage[] } {
+export function lastTurn(messages: Message[]): { user?: Message; replies: Message[] } {
   let index = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.info.role === "user") {
@@ -129,7 +111,7 @@ export function errorOf(error: AnyError | undefined): TurnError | undefined {
 export const NOTHING_RECORDED =
   "opencode is idle and recorded nothing of this turn: no user message, never seen busy. No prompt reached the session, or opencode accepted one and did not run it (e.g. an unknown agent), or restarted under it. Nothing is running; check the agent and model, then send the task again (opencode 2.x keeps a prompt it admitted and runs it before the next one: there, send only what is new).";
 
-export function recordedVerdict(messages: SessionMessage[]): TurnVerdict | undefined {
+export function recordedVerdict(messages: Message[]): TurnVerdict | undefined {
   const { user, replies } = lastTurn(messages);
   const last = replies.at(-1);
   if (!last) {
@@ -137,7 +119,7 @@ export function recordedVerdict(messages: SessionMessage[]): TurnVerdict | undef
     // No message at all: no turn ran (opencode 1.18.33 records nothing of a prompt for an unknown agent).
     return { status: "lost", error: { name: "TurnLost", message: NOTHING_RECORDED } };
   }
-  const record = recordedMessage(last);
+  const record = evidenceOf(last);
   return isTerminal(record) ? outcomeOf(record, undefined) : undefined;
 }
 
@@ -155,6 +137,7 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   let status: TurnStatus;
   let error: TurnError | undefined;
   if (input.outcome === "blocked") status = "blocked";
+  else if (input.outcome === "unreachable") [status, error] = ["unreachable", input.unreachable];
   else if (input.outcome !== "idle") status = "running";
   else {
     const verdict = input.verdict ??
@@ -168,13 +151,12 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   if (input.pending && input.pending.length > 0) summary.pending = input.pending;
   if (input.detail === "final") return summary;
 
-  if (lastInfo) {
-    summary.model = `${lastInfo.providerID}/${lastInfo.modelID}`;
-    summary.agent = lastInfo.agent;
-  } else if (user?.info.role === "user") {
-    summary.model = `${user.info.model.providerID}/${user.info.model.modelID}`;
-    summary.agent = user.info.agent;
-  }
+  // A reply known only from the events so far (2.x, the server not answering) may not name its model yet.
+  const modelOf = (m: { providerID: string; modelID: string }) => (m.providerID && m.modelID ? `${m.providerID}/${m.modelID}` : undefined);
+  const model = lastInfo ? modelOf(lastInfo) : user?.info.role === "user" ? modelOf(user.info.model) : undefined;
+  if (model) summary.model = model;
+  if (lastInfo) summary.agent = lastInfo.agent;
+  else if (user?.info.role === "user") summary.agent = user.info.agent;
   summary.tools = replies.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" ? [toolUse(p)] : [])));
   summary.files = filesChanged(replies, input.filesEdited, input.diff);
   summary.tokens = sumTokens(replies);
@@ -184,21 +166,21 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   return summary;
 }
 
-function textOf(parts: Schemas["Part"][]): string {
+function textOf(parts: Part[]): string {
   return parts
     .flatMap((p) => (p.type === "text" && !p.synthetic && !p.ignored ? [p.text] : []))
     .join("\n")
     .trim();
 }
 
-function toolUse(part: Schemas["ToolPart"]): ToolUse {
+function toolUse(part: ToolPart): ToolUse {
   const state = part.state;
   const title = "title" in state && typeof state.title === "string" ? state.title : undefined;
   return { tool: part.tool, status: state.status, ...(title ? { title } : {}) };
 }
 
 /** Files of the turn, relative to the session's directory when inside it (absolute otherwise). */
-function filesChanged(replies: SessionMessage[], edited: Iterable<string> | undefined, diff: FileDiff[] | undefined): FileChange[] {
+function filesChanged(replies: Message[], edited: Iterable<string> | undefined, diff: FileDiff[] | undefined): FileChange[] {
   const where = replies.flatMap((m) => (m.info.role === "assistant" ? [m.info.path] : [])).at(-1);
   const show = (path: string) => {
     if (!where || !isAbsolute(path)) return path;
@@ -232,7 +214,7 @@ function filesChanged(replies: SessionMessage[], edited: Iterable<string> | unde
   return [...new Set([...paths].map(show))].sort().map((path) => ({ path }));
 }
 
-function sumTokens(replies: SessionMessage[]): TurnTokens {
+function sumTokens(replies: Message[]): TurnTokens {
   const t: TurnTokens = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
   for (const m of replies) {
     if (m.info.role !== "assistant") continue;
@@ -249,7 +231,7 @@ function sumTokens(replies: SessionMessage[]): TurnTokens {
 
 const MAX_TOOL_OUTPUT = 2_000;
 
-function transcriptEntry(m: SessionMessage): TranscriptEntry {
+function transcriptEntry(m: Message): TranscriptEntry {
   const entry: TranscriptEntry = { role: m.info.role };
   const text = textOf(m.parts);
   if (text) entry.text = text;

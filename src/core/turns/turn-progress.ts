@@ -2,7 +2,7 @@
 // files edited and the model's retry status. Kept apart from the watch, whose job is deciding when
 // the turn ended; this only turns the engine's signals into what a person reads.
 import type { WatchSignal } from "../engine/engine.js";
-import { describeRequest, type PendingRequest } from "../policy/approvals.js";
+import { describeRequest, type PendingRequest } from "../model/pending-request.js";
 
 export type TurnProgress =
   | { kind: "busy"; message: string }

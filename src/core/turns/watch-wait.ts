@@ -3,8 +3,11 @@
 // the reads and the wait loop see a consistent state. Also the wait's options and outcomes, which
 // the callers that wait (turns/turn.ts, turns/blocked.ts, turns/fallback-wait.ts) share.
 
-/** How a wait ended: the turn is over, it waits on a person, the caller's time ran out, or the caller cancelled. */
-export type WaitOutcome = "idle" | "blocked" | "timeout" | "cancelled";
+/**
+ * How a wait ended: the turn is over, it waits on a person, the caller's time ran out, the caller
+ * cancelled, or the server stopped answering (the outcome is unknown and may still come).
+ */
+export type WaitOutcome = "idle" | "blocked" | "timeout" | "cancelled" | "unreachable";
 
 export interface TurnWaitOptions {
   /** Give up waiting after this long (the turn keeps running). Default: no limit. */
@@ -12,6 +15,18 @@ export interface TurnWaitOptions {
   signal?: AbortSignal;
   /** Return `blocked` as soon as a permission or question waits (default true). */
   returnOnBlocked?: boolean;
+}
+
+/** Whether `promise` settled within `ms` (undefined: waits as long as it takes); a rejection is passed on. */
+export async function settlesWithin(promise: Promise<unknown>, ms: number | undefined): Promise<boolean> {
+  if (ms === undefined) return promise.then(() => true);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export class Wakeups {

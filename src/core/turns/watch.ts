@@ -1,26 +1,33 @@
 // Follows a session's turn on the event stream and asks the turn machine (turns/machine.ts)
 // whether opencode has recorded its end: an idle alone never ends a turn; on opencode 2.x the
 // `session.execution.*` outcome event is the evidence. It is engine-neutral: the engine's
-// translator (engine/v1-signals.ts, engine/v2-signals.ts) tells it what each event means. Subscribe
+// translator (engine/v1/v1-signals.ts, engine/v2/v2-signals.ts) tells it what each event means. Subscribe
 // before prompting. After a reconnect, or when attaching to a session someone else prompted, it
 // re-reads the server and resyncs the machine; when the session stays idle without a recorded end,
 // or a prompt is not seen running (opencode may accept one and never run it, saying nothing), timers
-// re-read and then give up (`lost`, turns/evidence-rereads.ts); when the server goes away
-// the turn is `lost` at once. What the caller is shown meanwhile lives apart: progress and files
+// re-read and then give up (`lost`, turns/evidence-rereads.ts); when the server's process is gone
+// the turn is `lost` at once. When the server does not answer (hung, stopped, cut off) nobody knows
+// how the turn goes: a wait running then answers `unreachable`, and the watch stays, so a later wait
+// picks the turn up once the stream is back. What the caller is shown meanwhile lives apart: progress and files
 // edited (turns/turn-progress.ts), the requests that block the turn (turns/pending-requests.ts),
 // and how waits sleep and wake (turns/watch-wait.ts).
+import type { RecordedError, TurnVerdict } from "../model/turn-outcome.js";
+import { NotFoundError } from "../../client/errors.js";
 import type { Engine, SessionTranslator, TurnSnapshot, WatchSignal } from "../engine/engine.js";
-import type { EventSource, HubEvent } from "../event-hub.js";
-import type { SessionMessage } from "./session-message.js";
+import { StreamFailedError, type EventSource, type HubEvent } from "../event-hub.js";
+import type { Message } from "../model/message.js";
 import { SeenMessages } from "./messages.js";
 import { TurnMachine, type SessionActivity, type TurnEvent, type TurnMachineOptions } from "./machine.js";
-import type { RecordedError, TurnVerdict } from "./record.js";
-import { recordedMessage } from "./v1-events.js";
+import { evidenceOf } from "./record.js";
 import { NOTHING_RECORDED } from "./summary.js";
 import { PendingRequests } from "./pending-requests.js";
 import { EvidenceRereads } from "./evidence-rereads.js";
+import { QuietRereads } from "./quiet-rereads.js";
 import { TurnReport, type RetryStatus, type TurnProgress } from "./turn-progress.js";
-import { Wakeups, type TurnWaitOptions, type WaitOutcome } from "./watch-wait.js";
+import { settlesWithin, Wakeups, type TurnWaitOptions, type WaitOutcome } from "./watch-wait.js";
+
+/** How soon a read that failed after a reconnect is tried again. */
+const CATCH_UP_RETRY_MS = 2_000;
 
 export interface TurnWatchOptions {
   onProgress?: (progress: TurnProgress) => void;
@@ -36,8 +43,19 @@ export class TurnWatch {
   /** Progress, files edited and retry status, as the caller is shown them. */
   private readonly report: TurnReport;
   /** The session's last turn as known when its end was confirmed (the summary reuses it). */
-  messages: SessionMessage[] | undefined;
+  messages: Message[] | undefined;
   private failure: unknown;
+  /** Set while the server does not answer (the hub said so); cleared once its stream is back. */
+  private silence: RecordedError | undefined;
+  /** The hub's "does not answer" notices so far: a wait running when one comes answers `unreachable`. */
+  private silences = 0;
+  /** The stream gave up while the server did not answer: this watch can follow nothing more. */
+  private detached: RecordedError | undefined;
+  /** Events were missed (a reconnect) and no read has made up for them yet: read again until one succeeds. */
+  private owesRead = false;
+  private catchUpTimer: NodeJS.Timeout | undefined;
+  /** Resolves once the turn ended or the watch failed or detached (made on first use). */
+  private settledOnce: Promise<void> | undefined;
   /** unknown: nobody told us whether a turn runs (attach on the first wait). */
   private state: "unknown" | "running" | "ended" = "unknown";
   /** Decides the end; created when the turn is known (our prompt, or the first read when attaching). */
@@ -51,10 +69,16 @@ export class TurnWatch {
   private activityAt = 0;
   /** Re-reads armed while the session is idle and the machine still waits for evidence. */
   private readonly rereads = new EvidenceRereads(() => this.wake.schedule(() => this.lookAgain()));
+  /** Re-reads while a wait runs and the stream tells nothing of the turn (quiet-rereads.ts). */
+  private readonly quiet = new QuietRereads(() => this.wake.schedule(() => this.quietRead()));
+  /** Waits running on this watch now: the quiet re-reads run only while someone waits. */
+  private waiters = 0;
   private readonly wake = new Wakeups();
   private readonly endListeners = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
+  /** The hub it listens on: whether its stream is live (quiet re-reads). */
+  private hub: EventSource | undefined;
 
   private constructor(
     private readonly engine: Engine,
@@ -94,9 +118,11 @@ export class TurnWatch {
   static async start(engine: Engine, hub: EventSource, sessionId: string, options: TurnWatchOptions = {}): Promise<TurnWatch> {
     const kit = await engine.watchKit(sessionId);
     const watch = new TurnWatch(engine, sessionId, options, kit.translator, kit.machine);
+    watch.hub = hub;
     watch.unsubscribe = await hub.subscribe(
       (event) => watch.onEvent(event),
-      (error) => watch.fail(error),
+      (error) => watch.streamFailed(error),
+      (id) => watch.sessions.has(id),
     );
     return watch;
   }
@@ -110,9 +136,19 @@ export class TurnWatch {
     return this.state === "ended";
   }
 
-  /** True once the turn ended or the watch failed: nothing more will happen. */
+  /** True once the turn ended, the watch failed or it can follow nothing more: nothing more will happen. */
   get settled(): boolean {
-    return this.state === "ended" || this.failure !== undefined;
+    return this.state === "ended" || this.failure !== undefined || this.detached !== undefined;
+  }
+
+  /** Why the turn's outcome is unknown right now: the server does not answer (undefined: it does, as far as we know). */
+  get unreachable(): RecordedError | undefined {
+    return this.detached ?? this.silence;
+  }
+
+  /** The turn's messages as the events told them so far (what there is when the server cannot be read). */
+  knownMessages(): Message[] {
+    return this.seen.complete ? this.seen.list() : (this.translator.turnMessages?.({ partial: true }) ?? this.seen.list());
   }
 
   /**
@@ -127,16 +163,28 @@ export class TurnWatch {
     this.messages = undefined;
     // What the events told since we subscribed (the prompt's own messages) counts already.
     if (this.activity) this.machine.apply({ type: "status", status: this.activity });
-    for (const m of this.seen.list()) this.machine.apply({ type: "message", message: recordedMessage(m) });
+    for (const m of this.seen.list()) this.machine.apply({ type: "message", message: evidenceOf(m) });
     // Until the session is seen working, re-read on schedule: opencode may accept a prompt and never run it.
     this.rereads.prompted(this.evidenceState(this.machine));
   }
 
-  /** The server went away: the turn's end will never be recorded by this server process. */
+  /** The server's process is gone: the turn's end will never be recorded. */
   lose(error: RecordedError): void {
     if (this.settled) return;
     // What the events told of the turn so far is all there will be: its server cannot be read.
-    this.end(this.seen.complete ? this.seen.list() : (this.translator.turnMessages?.({ partial: true }) ?? this.seen.list()), { status: "lost", error });
+    this.end(this.knownMessages(), { status: "lost", error });
+  }
+
+  /** The hub's stream gave up: a server that stopped answering leaves the outcome unknown; anything else is a failure. */
+  private streamFailed(error: Error): void {
+    if (this.settled) return;
+    if (!(error instanceof StreamFailedError && error.unanswered)) return this.fail(error);
+    this.detached = {
+      name: "ServerUnreachable",
+      message: `${error.message}. The turn's outcome is unknown and may still come: ask again with the session id.`,
+    };
+    this.rereads.disarm();
+    this.settle();
   }
 
   /** Ends the wait with an error, e.g. when the prompt request itself failed. */
@@ -155,6 +203,8 @@ export class TurnWatch {
   /** Stops watching; a wait still running on it answers `cancelled`. */
   close(): void {
     this.rereads.disarm();
+    this.quiet.disarm();
+    clearTimeout(this.catchUpTimer);
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.closed = true;
@@ -163,23 +213,84 @@ export class TurnWatch {
 
   async wait(options: TurnWaitOptions = {}): Promise<WaitOutcome> {
     const returnOnBlocked = options.returnOnBlocked ?? true;
+    const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
+    const left = () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now()));
+    const silences = this.silences;
     const attaching = this.state === "unknown";
     if (attaching) this.wake.schedule(() => this.attach().catch((error: unknown) => this.fail(error)));
-    await this.wake.checked;
+    else if (this.owesRead) this.wake.schedule(() => this.catchUp());
+    // Reads the checks make are bounded by the wait's time: a server that does not answer them must not hold the caller.
+    if (!(await this.checkedWithin(left()))) return this.ended ? "idle" : "timeout";
     // Events cover what happens after our subscription; a request asked before it, or answered a
     // moment ago (its reply event may still be on the way), needs the server's list.
-    if (returnOnBlocked && !this.settled && (attaching || this.pending.size > 0)) await this.refreshPending();
+    if (returnOnBlocked && !this.settled && (attaching || this.pending.size > 0) && !(await settlesWithin(this.refreshPending(), left()))) return "timeout";
 
-    const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
-    while (true) {
-      if (this.failure !== undefined) throw this.failure;
-      if (this.state === "ended") return "idle";
-      if (returnOnBlocked && this.pending.size > 0) return "blocked";
-      if (options.signal?.aborted || this.closed) return "cancelled";
-      const left = deadline === undefined ? undefined : deadline - Date.now();
-      if (left !== undefined && left <= 0) return "timeout";
-      await this.wake.sleep(left, options.signal);
-      await this.wake.checked;
+    this.waiters += 1;
+    this.quiet.arm();
+    try {
+      while (true) {
+        if (this.failure !== undefined) throw this.failure;
+        if (this.state === "ended") return "idle";
+        // The server stopped answering while we waited (or the stream gave up on it): the outcome is unknown.
+        if (this.detached || this.silences !== silences) return "unreachable";
+        if (returnOnBlocked && this.pending.size > 0) return "blocked";
+        if (options.signal?.aborted || this.closed) return "cancelled";
+        const ms = left();
+        if (ms !== undefined && ms <= 0) return "timeout";
+        await this.wake.sleep(ms, options.signal);
+        if (!(await this.checkedWithin(left()))) return this.ended ? "idle" : "timeout";
+      }
+    } finally {
+      this.waiters -= 1;
+      if (this.waiters === 0) this.quiet.disarm();
+    }
+  }
+
+  /**
+   * A wait runs, the stream is live (data came since the quiet began) but told nothing of the turn:
+   * what the server holds now, and its open requests. Only for a turn seen running: owed evidence has
+   * its own re-reads (evidence-rereads.ts), and a stream that brings nothing at all is the hub's to
+   * judge (a server that does not answer). The read runs apart from the wait's checks, so a server
+   * that stops answering meanwhile cannot hold the wait; what it found is applied as a check.
+   */
+  private async quietRead(): Promise<void> {
+    const live = (this.hub?.heardAt?.() ?? 0) > this.quiet.since;
+    if (!this.machine || this.settled || this.closed || this.machine.phase !== "running" || !live) return this.quiet.again();
+    void (async () => {
+      try {
+        const snap = await this.read();
+        this.wake.schedule(async () => this.resync(snap));
+        if (!this.settled) await this.refreshPending();
+        this.wake.notify();
+      } catch {
+        // No answer is no news: the hub tells the waits when the server stops answering.
+      } finally {
+        if (!this.settled && !this.closed) this.quiet.again();
+      }
+    })();
+  }
+
+  /** The checks scheduled so far ran (or the watch settled meanwhile: a read still under way no longer matters), within `ms`. */
+  private checkedWithin(ms: number | undefined): Promise<boolean> {
+    this.settledOnce ??= new Promise<void>((resolve) => this.onSettled(resolve));
+    return settlesWithin(Promise.race([this.wake.checked, this.settledOnce]), ms);
+  }
+
+  /** After missed events: what the server holds now. A read that fails is tried again shortly (nothing else would make up for the gap). */
+  private async catchUp(): Promise<void> {
+    clearTimeout(this.catchUpTimer);
+    if (!this.owesRead || !this.machine || this.settled || this.closed) return;
+    try {
+      this.resync(await this.read());
+      this.owesRead = false;
+      await this.refreshPending();
+    } catch (error) {
+      if (!this.owesRead || this.settled || this.closed) return;
+      // opencode answers, without the session (deleted, or a restart lost it): no end of this turn will ever be recorded.
+      if (error instanceof NotFoundError)
+        return this.lose({ name: "SessionGone", message: `opencode no longer has session ${this.sessionId}: no end of this turn will ever be recorded.` });
+      this.catchUpTimer = setTimeout(() => this.wake.schedule(() => this.catchUp()), CATCH_UP_RETRY_MS);
+      this.catchUpTimer.unref();
     }
   }
 
@@ -221,7 +332,7 @@ export class TurnWatch {
   }
 
   /** Ends the watch on a verdict, or arms the re-read that looks for evidence an idle session owes us. */
-  private afterEvidence(read?: SessionMessage[]): void {
+  private afterEvidence(read?: Message[]): void {
     const machine = this.machine;
     if (!machine || this.settled) return;
     // Events after a reconnect miss what the gap held: then the summary reads the session itself.
@@ -236,7 +347,7 @@ export class TurnWatch {
   }
 
   /** The turn's messages as events told them, when they are known whole (else the summary reads the session). */
-  private eventMessages(): SessionMessage[] | undefined {
+  private eventMessages(): Message[] | undefined {
     return this.seen.complete ? this.seen.list() : this.translator.turnMessages?.();
   }
 
@@ -273,13 +384,15 @@ export class TurnWatch {
     return this.requests.refresh(this.engine, this.sessions);
   }
 
-  private end(messages: SessionMessage[] | undefined, verdict: TurnVerdict): void {
+  private end(messages: Message[] | undefined, verdict: TurnVerdict): void {
     if (this.settled) return;
     this.final = verdict;
     this.state = "ended";
     this.messages = messages;
     this.pending.clear();
     this.rereads.disarm();
+    this.quiet.disarm();
+    clearTimeout(this.catchUpTimer);
     this.settle();
   }
 
@@ -290,16 +403,22 @@ export class TurnWatch {
   }
 
   private onEvent(event: HubEvent): void {
+    this.quiet.heard();
     if (event.type === "conductor.lost") return this.lose(event.properties.error);
+    if (event.type === "conductor.unreachable") {
+      if (this.settled) return;
+      this.silence = event.properties.error;
+      this.silences += 1;
+      this.wake.notify();
+      return;
+    }
     if (event.type === "conductor.reconnected") {
-      // Events were lost while the stream was down: read what the server holds now.
+      // The server answers again. Events were lost while the stream was down: read what it holds now.
+      this.silence = undefined;
       this.seen.complete = false;
       this.translator.translate(event, this.sessions);
-      this.wake.schedule(async () => {
-        if (!this.machine || this.settled) return;
-        this.resync(await this.read());
-        await this.refreshPending();
-      });
+      this.owesRead = true;
+      this.wake.schedule(() => this.catchUp());
       return;
     }
     for (const signal of this.translator.translate(event, this.sessions)) this.signal(signal);

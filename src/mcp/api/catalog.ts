@@ -2,10 +2,10 @@
 // when the connected opencode serves another spec, that server's own operations. A server catalog
 // is built from the fetched document with codegen's own row builder: the cheap fields (id, method,
 // path, texts, flags) at once, the bundled schemas per operation on first use.
-import { HTTP_METHODS, operationHead, operationRow, type OperationHead } from "../../../codegen/lib/operation-row.js";
+import { HTTP_METHODS, operationHead, operationRow, type OperationHead } from "../../openapi/operation-row.js";
 import { operations, specInfo, type OperationSpec } from "../../../generated/operations.js";
-import { featureDetection } from "../../core/server/feature-guard.js";
-import { loadV2Pin, serverSpec, specFromDocument, type ServerSpec } from "../../core/server/spec.js";
+import { featureDetection } from "../../core/engine/server/feature-guard.js";
+import { loadV2Pin, serverSpec, specFromDocument, type ServerSpec } from "../../core/engine/server/spec.js";
 import type { ToolContext } from "../tool-def.js";
 
 /** An operation of either catalog: ids of a server's spec are not limited to the pinned ones. */

@@ -2,14 +2,20 @@
 // (lazily, once per spec and operation part) and the readable explanation of what is wrong. Runs in
 // a worker thread (check-worker.ts): compiling a big schema or explaining thousands of errors
 // takes far longer than an MCP server may keep its event loop busy.
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
+import { createRequire } from "node:module";
+import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import type { JsonSchema } from "../../../generated/operations.js";
 import type { ApiOperation } from "./catalog.js";
 import { deref, refName, shapeOf } from "./schema-text.js";
 
-// ajv-formats is CommonJS: under NodeNext its plugin may sit on `.default`.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
+// Ajv and ajv-formats (CommonJS) are required on the first check, not at import: the helpers below
+// are imported by oc_api in the server's own thread, whose start must not pay for a validator.
+const require = createRequire(import.meta.url);
+function ajvModules(): { Ajv: typeof Ajv2020; addFormats: (ajv: Ajv2020) => void } {
+  const formats = require("ajv-formats") as { default?: unknown };
+  // Under NodeNext the plugin may sit on `.default`.
+  return { Ajv: (require("ajv/dist/2020.js") as { Ajv2020: typeof Ajv2020 }).Ajv2020, addFormats: (formats.default ?? formats) as (ajv: Ajv2020) => void };
+}
 
 export type Part = "params" | "query" | "body";
 type Json = Record<string, unknown>;
@@ -29,7 +35,8 @@ const ajvs: Partial<Record<"coerce" | "exact", Ajv2020>> = {};
 function ajv(kind: "coerce" | "exact"): Ajv2020 {
   let instance = ajvs[kind];
   if (!instance) {
-    instance = new Ajv2020({ strict: false, allErrors: true, verbose: true, coerceTypes: kind === "coerce" });
+    const { Ajv, addFormats } = ajvModules();
+    instance = new Ajv({ strict: false, allErrors: true, verbose: true, coerceTypes: kind === "coerce" });
     addFormats(instance);
     ajvs[kind] = instance;
   }

@@ -27,7 +27,6 @@ function spawnWorker(): Worker {
         `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then((m) => { m.register(); return import(${JSON.stringify(source.href)}); });`,
         { eval: true },
       );
-  w.unref();
   w.on("message", (m: { seq: number; checked?: Checked; error?: string }) => {
     const p = pending.get(m.seq);
     if (!p) return;
@@ -46,6 +45,9 @@ function spawnWorker(): Worker {
   };
   w.on("error", (error) => fail(new Error(`the argument checker stopped: ${error.message}`)));
   w.on("exit", () => fail(new Error("the argument checker stopped")));
+  // After the listeners: on Node 20 adding a "message" listener refs the worker again, which kept
+  // every process that had made one check alive after its work was done.
+  w.unref();
   return w;
 }
 

@@ -2,7 +2,7 @@
 // operation, close matches for a wrong name, and a search, so both tools name operations the same
 // way. Every text input is bounded first: a long one would otherwise keep the event loop busy for seconds.
 import { quoted, UsageError } from "../../core/errors.js";
-import { unsupported } from "../../core/server/feature-guard.js";
+import { unsupported } from "../../core/engine/server/feature-guard.js";
 import { PINNED_CATALOG, type ApiCatalog, type ApiHead } from "./catalog.js";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;

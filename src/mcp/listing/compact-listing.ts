@@ -6,21 +6,45 @@
 //   what JSON Schema assumes anyway;
 // - ±2^53-1 bounds zod adds to integers;
 // - `execution: {taskSupport: "forbidden"}`: the default when absent;
-// - `required` in output schemas: they name the fields to read (always present) and their types; the
-//   server checks every answer against the full zod schema before it is sent.
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+// - `required` and `enum` in output schemas: they name the fields to read (always present) and their
+//   types; the answer's text says its status in words, and the server checks every answer against
+//   the full zod schema (enums included) before it is sent;
+// - `title`: a display name for people (tools/list is what a model reads; a client shows the name
+//   instead), kept in docs/tools.md and the README's table;
+// - annotation hints equal to MCP's defaults (readOnlyHint false, destructiveHint true,
+//   idempotentHint false, openWorldHint true), and destructiveHint / idempotentHint on a read-only
+//   tool, where the spec gives them no meaning (`clientHints` reads them back as a client does).
+import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { ToolDef } from "../tool-def.js";
 
 export function toolListing(defs: readonly ToolDef[]): Tool[] {
   return defs.map((def) => ({
     name: def.name,
-    title: def.title,
     description: def.description,
     inputSchema: compactSchema(z.object(def.input), "input") as Tool["inputSchema"],
     outputSchema: compactSchema(z.looseObject(def.output), "output") as Tool["outputSchema"],
-    annotations: def.annotations,
+    ...listedHints(def.annotations),
   }));
+}
+
+const DEFAULT_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } as const;
+/** Meaningful only when readOnlyHint is false (MCP's ToolAnnotations). */
+const WRITE_HINTS: readonly string[] = ["destructiveHint", "idempotentHint"];
+
+/** The hints a client could not infer from MCP's defaults; no `annotations` at all when there are none. */
+export function listedHints(hints: ToolDef["annotations"]): { annotations?: Tool["annotations"] } {
+  const kept = Object.entries(hints).filter(
+    ([hint, value]) => value !== DEFAULT_HINTS[hint as keyof typeof DEFAULT_HINTS] && !(hints.readOnlyHint && WRITE_HINTS.includes(hint)),
+  );
+  return kept.length > 0 ? { annotations: Object.fromEntries(kept) } : {};
+}
+
+/** A listed tool's hints as a client reads them: MCP's defaults for what is absent; no write hints on a read-only tool. */
+export function clientHints(annotations: Tool["annotations"]): Partial<ToolDef["annotations"]> {
+  const hints: Partial<ToolDef["annotations"]> = { ...DEFAULT_HINTS, ...annotations };
+  if (hints.readOnlyHint) for (const hint of WRITE_HINTS) delete hints[hint as keyof typeof hints];
+  return hints;
 }
 
 export function compactSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
@@ -33,7 +57,7 @@ function prune(node: unknown, io: "input" | "output"): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node)) {
     if (key === "$schema") continue;
-    if (key === "required" && io === "output") continue;
+    if ((key === "required" || key === "enum") && io === "output") continue;
     if ((key === "additionalProperties" || key === "properties" || key === "items") && isEmptyObject(value)) continue;
     if (key === "propertyNames" && isStringType(value)) continue;
     if ((key === "maximum" || key === "minimum") && Math.abs(value as number) === Number.MAX_SAFE_INTEGER) continue;

@@ -1,8 +1,7 @@
 // tools/list exactly as a client receives it, for a given configuration, without opencode: used by
 // the tool schema snapshots, docs/tools.md and the schema-size benchmark.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
+import type { Tool } from "@modelcontextprotocol/client";
 import { loadConfig } from "../../config.js";
 import { createServer } from "../server.js";
 

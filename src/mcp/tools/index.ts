@@ -18,6 +18,7 @@ import { ocSession } from "./oc_session.js";
 import { ocSessions } from "./oc_sessions.js";
 import { ocStatus } from "./oc_status.js";
 import { ocWait } from "./oc_wait.js";
+import { ocWorkflow } from "./oc_workflow.js";
 
 export const ALL_TOOLS: readonly ToolDef[] = [
   ocDelegate,
@@ -38,4 +39,5 @@ export const ALL_TOOLS: readonly ToolDef[] = [
   ocApi,
   ocAudit,
   ocInstances,
+  ocWorkflow,
 ] as unknown as readonly ToolDef[];

@@ -23,6 +23,8 @@ export const ocAnswer = defineTool({
     'Status "blocked" means the agent waits for a permission or a question: answer with oc_answer (the result shows the exact call; oc_pending lists what waits), then oc_wait. When your client supports elicitation, the user is asked directly instead.',
   ],
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  // An approval lets the agent go on (and write); a rejection only stops it.
+  audit: { changesFiles: (args) => args.decision !== "reject" },
   input: {
     request_id: z.string().min(1),
     decision: z.enum(["once", "always", "reject"]).optional(),

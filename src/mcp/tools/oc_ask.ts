@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { UsageError } from "../../core/errors.js";
-import { deleteSession } from "../../core/sessions/actions.js";
+import { checkPromptText } from "../../core/inputs/prompt-text.js";
 import { directoryField, timeoutField, timeoutMs } from "../shared-fields.js";
 import { defineTool } from "../tool-def.js";
 
 export const ocAsk = defineTool({
   name: "oc_ask",
   title: "Ask a question",
-  description: "One read-only question to a model about a project (no edits or commands); the session is deleted after.",
+  description: "Ask a read-only question about a project (no edits or commands); its session is deleted after.",
   toolset: "delegate",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   input: {
@@ -22,6 +22,7 @@ export const ocAsk = defineTool({
   },
   async run(args, ctx) {
     if (!args.question.trim()) throw new UsageError("`question` is empty: ask something about the project.");
+    checkPromptText(args.question, "question", { files: true });
     const conductor = await ctx.conductor();
     const r = await conductor.delegate({
       task: args.question,
@@ -34,6 +35,7 @@ export const ocAsk = defineTool({
       signal: ctx.signal,
     });
     // A one-shot question leaves nothing behind (abort first: a busy session keeps running after delete).
+    const { deleteSession } = await import("../../core/sessions/actions.js");
     await deleteSession(conductor, r.sessionId, { directory: r.directory }).catch(() => undefined);
     const data = {
       status: r.status,

@@ -17,7 +17,7 @@ export const ocCatalog = defineTool({
     const items = await catalog(await ctx.conductor(), args.kind as (typeof CATALOG_KINDS)[number], { directory: args.directory });
     const json = JSON.stringify(items, null, 1);
     const count = Array.isArray(items) ? `${items.length} ${args.kind}` : args.kind;
-    const text = `${count}:\n${json.length > MAX_TEXT ? `${json.slice(0, MAX_TEXT)}\n… (truncated; the structured result has everything)` : json}`;
+    const text = `${count}:\n${json.length > MAX_TEXT ? `${json.slice(0, MAX_TEXT)}\n… (truncated; the structured result has the rest, or a link to it when over the answer budget)` : json}`;
     return { text, data: { kind: args.kind, items } };
   },
 });

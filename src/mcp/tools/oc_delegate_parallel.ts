@@ -1,7 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY, type ParallelSummary } from "../../core/parallel.js";
-import type { StartRecord } from "../../core/governance/request-ids.js";
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from "../../core/parallel-limits.js";
 import {
   afterCancel,
   approvalsField,
@@ -15,28 +13,9 @@ import {
   timeoutMs,
 } from "../shared-fields.js";
 import { approvalHandler } from "../elicit.js";
-import { startOnce } from "../request-replay.js";
 import { defineTool } from "../tool-def.js";
-import { turnData, turnText, type TurnData } from "../turn-answer.js";
-import { recordTaskEnd, recordTaskStart } from "../task-record.js";
+import { batchAnswer } from "../placed-answer.js";
 import { rulesField } from "./oc_delegate.js";
-import { queuedRow } from "../queued.js";
-
-/** A queued batch's answer (oc_delegate_parallel, and oc_wait on a batch id). */
-export function batchAnswer(batch: ParallelSummary & { batchId: string }) {
-  const results = batch.results.map(queuedRow);
-  const counts = Object.entries(batch.counts)
-    .map(([k, v]) => `${v} ${k}`)
-    .join(", ");
-  const text = [
-    `Batch ${batch.batchId}: ${batch.results.length} tasks: ${counts}${batch.running.length ? ` (oc_wait {"session_id":"${batch.batchId}"} waits for the rest)` : ""}`,
-    ...results.map(
-      (r) =>
-        `\n[${r.index + 1}] ${"task" in r ? `${r.status.toUpperCase()} · task ${r.task.id}${r.task.worker ? ` on ${r.task.worker}` : ""}${r.task.attempts.length > 1 ? ` · ${r.task.attempts.length} attempts` : ""}${r.answer ? `\n${r.answer}` : ""}${r.error ? `\nError: ${r.error.name}: ${r.error.message}` : ""}` : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`,
-    ),
-  ].join("\n");
-  return { text, data: { batch_id: batch.batchId, results, counts: batch.counts, running: batch.running } };
-}
 
 const taskField = z
   .object({
@@ -56,7 +35,8 @@ const taskField = z
 export const ocDelegateParallel = defineTool({
   name: "oc_delegate_parallel",
   title: "Parallel tasks",
-  description: `Independent tasks at once, one session each (fields as in oc_delegate; ${DEFAULT_CONCURRENCY} at a time; budgets cover the batch). One failing never fails the others.`,
+  description: "Independent tasks at once, one session each (fields as in oc_delegate); budgets cover the batch.",
+  guide: [`oc_delegate_parallel runs ${DEFAULT_CONCURRENCY} tasks at a time by default (concurrency); one task's failure fails no other.`],
   toolset: "delegate",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   input: {
@@ -69,6 +49,8 @@ export const ocDelegateParallel = defineTool({
     max_tokens: maxTokensField,
     max_cost_usd: maxCostField,
     request_id: requestIdField,
+    isolation: z.enum(["shared", "worktree"]).optional(),
+    setup: z.string().optional(),
   },
   output: {
     results: z.array(z.unknown()),
@@ -76,90 +58,59 @@ export const ocDelegateParallel = defineTool({
   },
   async run(args, ctx) {
     const conductor = await ctx.conductor();
-    const onProgress = (i: number, p: { message: string }) => ctx.progress(`task ${i + 1}: ${p.message}`);
-    if (conductor.queueSettings) {
-      // One job per task on the fleet (docs/scaling.md); request_id names the batch on every MCP server.
-      const tasks = args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions }));
-      const queued = await conductor.parallel(tasks, {
-        requestId: args.request_id,
+    // Here (at most `concurrency` at once) or, with a queue, one job per task on the fleet: the core decides.
+    const batch = await conductor.parallel(
+      args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions })),
+      {
+        concurrency: args.concurrency,
         timeoutMs: timeoutMs(args.timeout_s),
         detail: args.detail,
         signal: ctx.signal,
-        onProgress,
+        onProgress: (i, p) => ctx.progress(`task ${i + 1}: ${p.message}`),
+        onBlocked: approvalHandler(ctx, conductor, args.approvals),
         maxTokens: args.max_tokens,
         maxCostUsd: args.max_cost_usd,
-      });
-      await afterCancel(ctx, conductor, queued.running, args.interrupt_on_cancel);
-      return batchAnswer(queued as ParallelSummary & { batchId: string });
-    }
-    const onBlocked = approvalHandler(ctx, conductor, args.approvals);
-    // Names the batch in the task records the web console reads.
-    const batchId = args.request_id ?? `batch_${randomUUID().slice(0, 8)}`;
-    const start = (onSession?: (id: string, index: number) => Promise<void>) =>
-      conductor.parallel(
-        args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions })),
-        {
-          concurrency: args.concurrency,
-          timeoutMs: timeoutMs(args.timeout_s),
-          detail: args.detail,
-          signal: ctx.signal,
-          onProgress,
-          onBlocked,
-          maxTokens: args.max_tokens,
-          maxCostUsd: args.max_cost_usd,
-          onSession: async (id, index) => {
-            const t = args.tasks[index]!;
-            await recordTaskStart(ctx, conductor, {
-              sessionId: id,
-              tool: "oc_delegate_parallel",
-              task: t.task,
-              batchId,
-              index,
-              title: t.title,
-              directory: t.directory,
-              model: t.model,
-              agent: t.agent,
-              maxTokens: args.max_tokens,
-              maxCostUsd: args.max_cost_usd,
-            });
-            await onSession?.(id, index);
-          },
-        },
-      );
-    // A repeat waits for the first call's sessions (as oc_wait would) instead of starting anything.
-    const replay = async (record: StartRecord): Promise<ParallelSummary & { replayed: true }> => ({
-      ...(await conductor.waitAll(
-        args.tasks.map((_, index) => record.sessionIds[index]),
-        { timeoutMs: timeoutMs(args.timeout_s), detail: args.detail, signal: ctx.signal, onBlocked, onProgress },
-      )),
-      replayed: true,
-    });
-    const batch: ParallelSummary & { replayed?: true } = await startOnce(ctx, "oc_delegate_parallel", args.request_id, args.tasks.length, start, replay);
-    await afterCancel(ctx, conductor, batch.running, args.interrupt_on_cancel);
-    const results = batch.results.map((r) =>
-      r.sessionId === undefined ? { index: r.index, status: r.status, answer: "", error: r.error } : { index: r.index, ...turnData(r) },
+        requestId: args.request_id,
+        isolation: args.isolation,
+        setup: args.setup,
+        origin: "oc_delegate_parallel",
+      },
     );
-    await Promise.all(results.map((r) => ("session_id" in r && r.session_id ? recordTaskEnd(ctx, r as TurnData) : undefined)));
-    const counts = Object.entries(batch.counts)
-      .map(([k, v]) => `${v} ${k}`)
-      .join(", ");
-    const text = [
-      ...(batch.replayed ? [`REPLAYED request_id ${args.request_id}: the first call's sessions, nothing new was started.`] : []),
-      `${args.tasks.length} tasks: ${counts}${batch.budget ? ` · budget ${batch.budget.tokens} tokens, $${batch.budget.cost.toFixed(4)}${batch.budget.exceeded ? " (exceeded: stopped)" : ""}` : ""}`,
-      ...results.map(
-        (r) => `\n[${r.index + 1}] ${"session_id" in r && r.session_id ? turnText(r as TurnData) : `${r.status.toUpperCase()}: ${r.error?.message ?? ""}`}`,
-      ),
-    ].join("\n");
-    const budget = batch.budget && {
-      tokens: batch.budget.tokens,
-      cost: batch.budget.cost,
-      exceeded: batch.budget.exceeded,
-      max_tokens: batch.budget.maxTokens,
-      max_cost_usd: batch.budget.maxCostUsd,
-    };
-    return {
-      text,
-      data: { results, counts: batch.counts, running: batch.running, ...(budget ? { budget } : {}), ...(batch.replayed ? { replayed: true } : {}) },
-    };
+    await afterCancel(ctx, conductor, batch.running, args.interrupt_on_cancel);
+    return batchAnswer(batch, args.request_id);
+  },
+  // As an MCP task: the same batch, answered once its first task has a session.
+  async task(args, ctx) {
+    const conductor = await ctx.conductor();
+    return conductor.delegations.parallel(
+      args.tasks.map((t) => ({ ...t, permissions: t.rules ?? t.permissions })),
+      {
+        concurrency: args.concurrency,
+        timeoutMs: args.timeout_s === undefined ? undefined : timeoutMs(args.timeout_s),
+        detail: args.detail,
+        maxTokens: args.max_tokens,
+        maxCostUsd: args.max_cost_usd,
+        requestId: args.request_id,
+        isolation: args.isolation,
+        setup: args.setup,
+        origin: "oc_delegate_parallel",
+      },
+    );
+  },
+  // After an approval round: the same sessions, by task, as a repeated request_id waits for them.
+  async resume(args, ctx, sessions) {
+    const conductor = await ctx.conductor();
+    const batch = await conductor.resumeBatch(
+      args.tasks.map((_, index) => sessions[index] ?? undefined),
+      {
+        timeoutMs: timeoutMs(args.timeout_s),
+        detail: args.detail,
+        signal: ctx.signal,
+        onBlocked: approvalHandler(ctx, conductor, args.approvals),
+        onProgress: (i, p) => ctx.progress(`task ${i + 1}: ${p.message}`),
+      },
+    );
+    await afterCancel(ctx, conductor, batch.running, args.interrupt_on_cancel);
+    return batchAnswer(batch);
   },
 });

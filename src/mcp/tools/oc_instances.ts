@@ -2,14 +2,13 @@
 // from the registry without their passwords; nothing here ever reads a password into an answer.
 import { z } from "zod";
 import { quoted, UsageError } from "../../core/errors.js";
-import { sharedInstanceManager } from "../../core/instances/shared.js";
-import { type InstanceInfo } from "../../core/instances/types.js";
-import { type InstanceManager } from "../../core/instances/manager.js";
+import type { InstanceInfo } from "../../core/instances/types.js";
+import type { InstanceManager } from "../../core/instances/manager.js";
 import type { PublicInstanceRow } from "../../core/instances/registry.js";
 import { defineTool, type ToolContext } from "../tool-def.js";
 
 /** The tool, bound to a way of getting the manager (tests pass their own). */
-export function instancesTool(manager: (ctx: ToolContext) => InstanceManager) {
+export function instancesTool(manager: (ctx: ToolContext) => InstanceManager | Promise<InstanceManager>) {
   return defineTool({
     name: "oc_instances",
     title: "Private opencode instances",
@@ -17,6 +16,7 @@ export function instancesTool(manager: (ctx: ToolContext) => InstanceManager) {
       'Private headless opencode servers that oc_delegate starts for isolation "instance" (one per directory, guarded, reaped when idle). list: url, directory, pid, sessions, idle time. stop: by directory or pid.',
     toolset: "instances",
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    audit: { changesFiles: () => false },
     input: {
       action: z.enum(["list", "stop"]),
       directory: z.string().optional().describe("stop: the instance of this directory"),
@@ -26,7 +26,7 @@ export function instancesTool(manager: (ctx: ToolContext) => InstanceManager) {
       instances: z.array(z.looseObject({ pid: z.number(), url: z.string(), directory: z.string() })),
     },
     async run(args, ctx) {
-      const m = manager(ctx);
+      const m = await manager(ctx);
       if (args.action === "stop") {
         const target = args.pid ?? args.directory;
         if (target === undefined) throw new UsageError('action "stop" needs `directory` or `pid` (see action "list").');
@@ -41,7 +41,8 @@ export function instancesTool(manager: (ctx: ToolContext) => InstanceManager) {
   });
 }
 
-export const ocInstances = instancesTool((ctx) => sharedInstanceManager(ctx.config));
+// The manager (and the client it starts servers with) is loaded on the first call, not with the server.
+export const ocInstances = instancesTool(async (ctx) => (await import("../../core/instances/shared.js")).sharedInstanceManager(ctx.config));
 
 function shape(row: PublicInstanceRow | InstanceInfo) {
   const info = row as Partial<InstanceInfo>;

@@ -1,12 +1,11 @@
 import { z } from "zod";
-import { listModels } from "../../core/catalog/models.js";
 import { clamped, directoryField } from "../shared-fields.js";
 import { defineTool } from "../tool-def.js";
 
 export const ocModels = defineTool({
   name: "oc_models",
   title: "List models",
-  description: "Models opencode can use (id, limits, cost per M tokens, variants); pass an id as `model`.",
+  description: "Models opencode can use (id, limits, cost, variants); pass an id as model.",
   toolset: "discover",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {
@@ -20,6 +19,7 @@ export const ocModels = defineTool({
     models: z.array(z.unknown()),
   },
   async run(args, ctx) {
+    const { listModels } = await import("../../core/catalog/models.js");
     const rows = await listModels(await ctx.conductor(), { search: args.search, provider: args.provider, freeOnly: args.free_only, directory: args.directory });
     const models = rows.slice(0, args.limit ?? 50).map((m) => ({
       id: m.id,

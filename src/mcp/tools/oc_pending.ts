@@ -5,7 +5,7 @@ import { answerCall } from "../turn-answer.js";
 export const ocPending = defineTool({
   name: "oc_pending",
   title: "Pending approvals",
-  description: "Permission requests and questions agents wait on, each with the oc_answer call to make.",
+  description: "Permissions and questions agents wait on, each with its oc_answer call.",
   toolset: "approve",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: { session_id: z.string().optional() },

@@ -1,15 +1,16 @@
 import { z } from "zod";
-import { sessionIdField } from "../shared-fields.js";
+import { requestIdField, sessionIdField } from "../shared-fields.js";
 import { defineTool } from "../tool-def.js";
-import { turnData, turnText } from "../turn-answer.js";
+import { sendAnswer } from "../turn-answer.js";
 
 export const ocSend = defineTool({
   name: "oc_send",
   title: "Message a session",
-  description:
-    "Follow up in a session; answers at once (then oc_wait). queue (default): after the current turn; steer: joins the running turn (1.x: stops it first).",
+  description: "Message a session; answers at once, then oc_wait. delivery queue (default): after the running turn; steer: into it.",
   toolset: "delegate",
-  guide: ["oc_send adds to a session (queue) or redirects it (steer), then oc_wait; oc_interrupt stops it; oc_result reads its state without waiting."],
+  guide: [
+    "oc_send adds to a session (queue) or redirects it (steer; on opencode 1.x this stops the running turn first), then oc_wait; oc_interrupt stops it (history stays); oc_result reads its state without waiting.",
+  ],
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   audit: { detail: (args) => ({ delivery: args.delivery ?? "queue" }) },
   input: {
@@ -18,14 +19,28 @@ export const ocSend = defineTool({
     delivery: z.enum(["queue", "steer"]).optional(),
     model: z.string().optional(),
     agent: z.string().optional(),
+    request_id: requestIdField,
   },
   // Sending and waiting are separate calls (as with oc_delegate wait:false): oc_wait carries the
   // timeout, detail, approvals and cancel options once.
   output: { status: z.string() },
   async run(args, ctx) {
     const conductor = await ctx.conductor(args.session_id);
-    const r = await conductor.send(args.session_id, args.message, { delivery: args.delivery, wait: false, model: args.model, agent: args.agent });
-    const data = { delivery: r.delivery, ...turnData(r) };
-    return { text: `Sent (${r.delivery}).\n${turnText(data)}`, data };
+    const options = { delivery: args.delivery, model: args.model, agent: args.agent, requestId: args.request_id, origin: "oc_send" };
+    return sendAnswer(await conductor.send(args.session_id, args.message, { ...options, wait: false }));
+  },
+  // As an MCP task: the message on record and sent, then its turn followed to the end (the wait is
+  // the task's, as oc_wait's would be); approvals wait for tasks/update (or oc_answer, or the
+  // console). On the default conductor, whose ledger finds the session on a private instance or a
+  // fleet server as well (placement/run.ts holderOf).
+  async task(args, ctx) {
+    const conductor = await ctx.conductor();
+    return conductor.delegations.send(args.session_id, args.message, {
+      delivery: args.delivery,
+      model: args.model,
+      agent: args.agent,
+      requestId: args.request_id,
+      origin: "oc_send",
+    });
   },
 });

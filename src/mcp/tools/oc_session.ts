@@ -3,6 +3,8 @@ import type { Conductor } from "../../core/conductor.js";
 import { quoted, UsageError } from "../../core/errors.js";
 import { clamped, directoryField, sessionIdField } from "../shared-fields.js";
 import { defineTool } from "../tool-def.js";
+// Loaded by the worktree actions when called, not with the server.
+const worktreeTasks = () => import("../../core/worktrees/task.js");
 
 const ACTIONS = [
   "info",
@@ -21,6 +23,8 @@ const ACTIONS = [
   "todo",
   "set_model",
   "set_agent",
+  "merge",
+  "remove_worktree",
 ] as const;
 type Action = (typeof ACTIONS)[number];
 
@@ -36,6 +40,8 @@ interface Args {
   limit?: number;
   before?: string;
   directory?: string;
+  into?: string;
+  also?: string[];
 }
 
 function need<T>(value: T | undefined, name: string, action: Action): T {
@@ -63,19 +69,27 @@ const ACTION_HANDLERS: Record<Action, (c: Conductor, a: Args) => Promise<unknown
   todo: (c, a) => c.sessions.todo(a.session_id, a),
   set_model: async (c, a) => ({ ...(await c.sessions.setModel(a.session_id, need(a.model, "model", a.action))), note: NEXT_TURNS }),
   set_agent: async (c, a) => ({ ...c.sessions.setAgent(a.session_id, need(a.agent, "agent", a.action)), note: NEXT_TURNS }),
+  // isolation "worktree" tasks: their branches merged in order (session_id, then `also`), or removed.
+  merge: async (c, a) => (await worktreeTasks()).mergeWorktreeTasks(c, [a.session_id, ...(a.also ?? [])], a.into),
+  remove_worktree: async (c, a) => {
+    const r = await (await worktreeTasks()).removeWorktreeTask(c, a.session_id);
+    return { checkout_removed: r.checkoutRemoved, ...(r.branch ? { branch: r.branch, branch_result: r.branchResult } : {}) };
+  },
 };
 
-const DESTRUCTIVE = new Set<Action>(["delete", "revert", "abort", "compact"]);
+/** The actions that can change the project's files or branches (a shell command, a revert and its undo, a worktree task's merge or removal). */
+const FILE_ACTIONS = new Set<Action>(["revert", "unrevert", "shell", "merge", "remove_worktree"]);
+const DESTRUCTIVE = new Set<Action>(["delete", "revert", "abort", "compact", "merge", "remove_worktree"]);
 const MAX_TEXT = 8_000;
 
 export const ocSession = defineTool({
   name: "oc_session",
   title: "Manage one session",
   description:
-    "One action on a session. Uses: messages (limit, before), diff/fork/revert (message_id; revert restores git files), rename (title), shell (command), set_model/set_agent.",
+    "One action on a session: messages (limit, before), diff/fork/revert (message_id), rename (title), shell (command), set_model, set_agent; worktree tasks: merge (into, also: more ids), remove_worktree.",
   toolset: "sessions",
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  audit: { detail: (args) => ({ action: args.action }) },
+  audit: { detail: (args) => ({ action: args.action }), changesFiles: (args) => FILE_ACTIONS.has(args.action as Action) },
   input: {
     session_id: sessionIdField,
     action: z.enum(ACTIONS),
@@ -88,6 +102,8 @@ export const ocSession = defineTool({
     limit: clamped(1, 200, true).optional(),
     before: z.string().optional(),
     directory: directoryField,
+    into: z.string().optional(),
+    also: z.array(z.string()).optional(),
   },
   output: { result: z.unknown() },
   async run(args, ctx) {
@@ -96,7 +112,7 @@ export const ocSession = defineTool({
     const json = JSON.stringify(result, null, 1);
     const shown =
       json.length > MAX_TEXT
-        ? `${json.slice(0, MAX_TEXT)}\n… (truncated in text; the structured result has everything${args.action === "messages" ? ", or page with limit/before" : ""})`
+        ? `${json.slice(0, MAX_TEXT)}\n… (truncated in text; the structured result has the rest, or a link to it when over the answer budget${args.action === "messages" ? ", or page with limit/before" : ""})`
         : json;
     const warn = DESTRUCTIVE.has(args.action) ? " (changes the session)" : "";
     return { text: `${args.action} ${args.session_id}${warn}:\n${shown}`, data: { session_id: args.session_id, action: args.action, result } };

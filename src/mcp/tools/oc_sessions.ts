@@ -6,9 +6,9 @@ import { defineTool } from "../tool-def.js";
 export const ocSessions = defineTool({
   name: "oc_sessions",
   title: "List sessions",
-  description: "Sessions, newest first (id, title, directory); filter by directory, title or parent.",
+  description: "Sessions, newest first (id, title, directory); search matches titles.",
   toolset: "sessions",
-  guide: ["oc_sessions / oc_session list and manage sessions (diff, fork, revert, export ...)."],
+  guide: ["oc_sessions / oc_session list and manage sessions (diff, fork, revert: restores the files too, export ...)."],
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: {
     directory: directoryField,

@@ -2,7 +2,7 @@
 // is found from /proc with its pid and port, needs a password, is healthy with it, and is the one
 // discoverConnection picks for its directory. Other test files' servers may run at the same time,
 // so assertions look for ours rather than counting.
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.stop();
+  rmSync(stateHome, { recursive: true, force: true });
 });
 
 const port = () => Number(new URL(server.url).port);

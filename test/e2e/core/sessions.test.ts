@@ -10,7 +10,7 @@ import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
 import { getProviderCatalog, listModels } from "../../../src/core/catalog/models.js";
 import { serverStatus } from "../../../src/core/catalog/status.js";
 import { EventHub } from "../../../src/core/event-hub.js";
-import { V1Engine } from "../../../src/core/engine/v1.js";
+import { V1Engine } from "../../../src/core/engine/v1/v1-engine.js";
 import {
   compactSession,
   deleteSession,

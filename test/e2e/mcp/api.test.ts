@@ -1,6 +1,6 @@
 // oc_api against a real opencode through an MCP client (in memory): create and list sessions, a
 // concrete METHOD + path, opencode's 404 message, and a validation error that sends nothing.
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/index.js";
 import { memoryMcp, type MemoryMcp } from "../../support/mcp-memory.js";

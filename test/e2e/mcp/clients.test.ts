@@ -8,15 +8,15 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/index.js";
 import { freePort } from "../../../src/client/spawn.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { Client } from "@modelcontextprotocol/client";
 import { CLI } from "../../support/mcp-client.js";
 import { docSnippet, localize, type Localize } from "../../support/real-clients.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 import { isAlive } from "../../support/registry.js";
 import { text, toolCall } from "../../support/scripted-model.js";
 import { createSession, promptAndWait } from "../../support/turns.js";
-import { scratchHome } from "../../support/scratch-home.js";
+import { scratchEnv } from "../../support/scratch-home.js";
 
 // The `mcp-inspector` bin of @modelcontextprotocol/inspector 0.15.0 imports `commander` without
 // declaring it, and here resolves tsup's commander 4 ("allowExcessArguments is not a function").
@@ -38,7 +38,7 @@ afterAll(async () => {
 async function inspector(target: string[], method: string[], serverEnv: Record<string, string> = {}): Promise<Record<string, unknown>> {
   const flags = Object.entries(serverEnv).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
   const { stdout } = await run(process.execPath, [INSPECTOR, "--cli", ...flags, ...target, ...method], {
-    env: { PATH: process.env.PATH ?? "", HOME: scratchHome() },
+    env: { ...scratchEnv() },
     timeout: 60_000,
   });
   return JSON.parse(stdout) as Record<string, unknown>;
@@ -65,7 +65,7 @@ describe("MCP Inspector CLI", () => {
   it("lists our tools over Streamable HTTP (loopback, no token)", async () => {
     const port = await freePort();
     const child = spawn(process.execPath, [CLI, "--http", "--port", String(port)], {
-      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env() },
+      env: { ...scratchEnv(), ...env() },
       stdio: ["ignore", "ignore", "pipe"],
     });
     const exited = once(child, "exit");
@@ -110,7 +110,7 @@ describe.each([
     const transport = new StdioClientTransport({
       command: entry.command,
       args: entry.args,
-      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_CONDUCTOR_STATE_DIR: values().stateDir, ...entry.env },
+      env: { ...scratchEnv(), OPENCODE_CONDUCTOR_STATE_DIR: values().stateDir, ...entry.env },
       stderr: "pipe",
     });
     const client = new Client({ name: heading, version: "0" });

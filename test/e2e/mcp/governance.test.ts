@@ -4,7 +4,7 @@
 // audit trail they leave.
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { auditLines, FormAnswers } from "../../support/form-answers.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
 import { FASTEST_HUMAN_MS } from "../../../src/mcp/elicit.js";
@@ -17,12 +17,8 @@ let server: TestOpencode;
 let human: McpSession; // declares elicitation: its user answers forms
 let plain: McpSession; // no elicitation
 let stateDir: string;
-const forms: ElicitRequest["params"][] = [];
-let reply: (params: ElicitRequest["params"]) => ElicitResult = () => {
-  throw new Error("no form expected");
-};
-/** How long the test's "person" takes over the next form (then back to answering at once). */
-let slowReply = 0;
+/** Who answers the human client's forms. */
+const person = new FormAnswers();
 const outputs: ToolCall[] = [];
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
@@ -44,24 +40,13 @@ async function call(mcp: McpSession, tool: string, args: Record<string, unknown>
 /** What opencode sent the model in a request (messages, tool results included). */
 const sent = (r: ScriptedRequest | undefined) => JSON.stringify(r?.body.messages ?? []);
 
-function audit(): Array<Record<string, any>> {
-  return readFileSync(join(stateDir, "audit.jsonl"), "utf8")
-    .trimEnd()
-    .split("\n")
-    .map((l) => JSON.parse(l));
-}
+const audit = () => auditLines(stateDir);
 
 beforeAll(async () => {
   server = await startOpencode({ permission: { bash: "ask" } });
   stateDir = join(server.root, "state");
   [human, plain] = await Promise.all([startMcp(env(), { elicitation: {} }), startMcp(env())]);
-  human.client.setRequestHandler(ElicitRequestSchema, async (request) => {
-    forms.push(request.params);
-    const reading = slowReply;
-    slowReply = 0;
-    if (reading > 0) await new Promise((resolve) => setTimeout(resolve, reading));
-    return reply(request.params);
-  });
+  person.attach(human.client);
 });
 afterAll(async () => {
   await human?.close();
@@ -73,12 +58,12 @@ describe("approvals", () => {
   it("asks the human through elicitation; `once` runs the command and the turn ends done, no oc_answer", async () => {
     const marker = join(server.directory, "elicit-once.txt");
     server.model.queue(toolCall("bash", { command: `echo approved > ${marker}`, description: "write marker" }), text("Done after approval."));
-    reply = () => ({ action: "accept", content: { decision: "once" } });
+    person.reply = () => ({ action: "accept", content: { decision: "once" } });
     const r = await call(human, "oc_delegate", { task: "Run the command", permissions: "agent" });
     expect(r.data.status, r.text).toBe("done");
     expect(r.data.answer).toBe("Done after approval.");
     expect(readFileSync(marker, "utf8").trim()).toBe("approved");
-    const form = forms.at(-1)!;
+    const form = person.forms.at(-1)!;
     expect(form.message).toContain(`echo approved > ${marker}`);
     expect(form.message).toContain("bash");
     expect((form as { requestedSchema: { properties: Record<string, { enum?: string[] }> } }).requestedSchema.properties.decision!.enum).toEqual([
@@ -100,8 +85,8 @@ describe("approvals", () => {
     const marker = join(server.directory, "elicit-declined.txt");
     server.model.queue(toolCall("bash", { command: `echo no > ${marker}`, description: "write marker" }), text("Understood, skipped it."));
     // A person reads the form before declining (a faster decline is the client's own, see below).
-    slowReply = FASTEST_HUMAN_MS + 300;
-    reply = () => ({ action: "decline" });
+    person.slowNext = FASTEST_HUMAN_MS + 300;
+    person.reply = () => ({ action: "decline" });
     const r = await call(human, "oc_delegate", { task: "Run the other command", permissions: "agent" });
     expect(r.data.status, r.text).toBe("done");
     expect(r.data.answer).toBe("Understood, skipped it.");
@@ -118,11 +103,11 @@ describe("approvals", () => {
     it(`a client that answers every form "${action}" at once gets BLOCKED with the oc_answer call, reported and audited by "client"`, async () => {
       const marker = join(server.directory, `headless-${action}.txt`);
       server.model.queue(toolCall("bash", { command: `echo headless > ${marker}`, description: "write marker" }), text("Written after approval."));
-      const asked = forms.length;
-      reply = () => ({ action });
+      const asked = person.forms.length;
+      person.reply = () => ({ action });
       const r = await call(human, "oc_delegate", { task: `Write the ${action} marker`, permissions: "agent" });
       const sessionId = r.data.session_id as string;
-      expect(forms.length).toBe(asked + 1);
+      expect(person.forms.length).toBe(asked + 1);
       expect(r.data.status, r.text).toBe("blocked");
       const pending = r.data.pending as Array<{ id: string; answer_with: string }>;
       expect(pending).toHaveLength(1);
@@ -150,7 +135,7 @@ describe("approvals", () => {
       expect(bash?.type === "tool" && bash.state.status).toBe("running");
 
       // The calling model decides: once → the command runs and the turn ends done.
-      reply = () => {
+      person.reply = () => {
         throw new Error("no form expected after oc_answer");
       };
       expect((await call(human, "oc_answer", { request_id: pending[0]!.id, decision: "once" })).isError).toBe(false);
@@ -168,7 +153,7 @@ describe("approvals", () => {
   }
 
   it("a client without elicitation gets BLOCKED, as before", async () => {
-    const asked = forms.length;
+    const asked = person.forms.length;
     server.model.queue(toolCall("bash", { command: "echo blocked", description: "echo" }), text("Went on without it."));
     const r = await call(plain, "oc_delegate", { task: "Run echo", permissions: "agent" });
     expect(r.data.status, r.text).toBe("blocked");
@@ -178,7 +163,7 @@ describe("approvals", () => {
     await call(plain, "oc_answer", { request_id: pending[0]!.id, decision: "reject", message: "not now" });
     const done = await call(plain, "oc_wait", { session_id: r.data.session_id });
     expect(done.data.status, done.text).toBe("done");
-    expect(forms.length).toBe(asked);
+    expect(person.forms.length).toBe(asked);
   });
 
   it("approvals: deny rejects every request with a message; the agent goes on", async () => {
@@ -194,7 +179,7 @@ describe("approvals", () => {
   it("OPENCODE_CONDUCTOR_APPROVALS=deny wins over a client that could ask and over the call's own choice", async () => {
     const denying = await startMcp(env({ OPENCODE_CONDUCTOR_APPROVALS: "deny" }), { elicitation: {} });
     try {
-      denying.client.setRequestHandler(ElicitRequestSchema, async () => {
+      denying.client.setRequestHandler("elicitation/create", async () => {
         throw new Error("deny mode must not ask");
       });
       server.model.queue(toolCall("bash", { command: "echo policy", description: "echo" }), text("Fine."));
@@ -356,7 +341,7 @@ describe("audit trail", () => {
     const raw = readFileSync(path, "utf8");
     expect(raw).not.toContain(server.password);
     expect(JSON.stringify(outputs)).not.toContain(server.password);
-    expect(JSON.stringify(forms)).not.toContain(server.password);
+    expect(JSON.stringify(person.forms)).not.toContain(server.password);
     const entries = audit();
     expect(entries.filter((e) => e.by === "human").map((e) => e.decision)).toEqual(["once", "reject"]);
     expect(entries.filter((e) => e.by === "policy")).toHaveLength(2);

@@ -4,16 +4,15 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { request } from "node:http";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../../src/client/spawn.js";
 import { startHttpCli, type HttpCli } from "../../support/http-cli.js";
 import { CLI } from "../../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 import { isAlive } from "../../support/registry.js";
-import { scratchHome } from "../../support/scratch-home.js";
+import { scratchEnv } from "../../support/scratch-home.js";
 
 const TOKEN = "test-token-0123456789abcdef";
 
@@ -122,7 +121,7 @@ describe("MCP server over Streamable HTTP", () => {
 
   it("refuses --host 0.0.0.0 without a token, with exit code 2 and a clear message", async () => {
     const child = spawn(process.execPath, [CLI, "--http", "--host", "0.0.0.0", "--port", String(await freePort())], {
-      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_URL: opencode.url },
+      env: { ...scratchEnv(), OPENCODE_URL: opencode.url },
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";

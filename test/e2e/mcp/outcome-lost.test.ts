@@ -1,8 +1,10 @@
 // When opencode itself fails: SIGKILLed mid-turn (the waiting tool answers within 2 s with the
 // session id), restarted on the same port (the dead turn is `lost`, never `running` or `done`, and
 // new work goes through), no opencode binary at all (an answer within 2 s that says what to do),
-// and the MCP server SIGKILLed while an instance task runs (no opencode of it stays alive).
-import { existsSync, readFileSync } from "node:fs";
+// and the MCP server SIGKILLed while an instance task runs a shell command (nothing it started stays
+// alive: not the instance's supervisor or its process group, not opencode, not the command).
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/index.js";
@@ -10,7 +12,8 @@ import { isProcessAlive } from "../../../src/client/discovery/processes.js";
 import { CLI, startMcp, startMcpFor, type McpSession } from "../../support/mcp-client.js";
 import { killUnderTurn } from "../../support/killed-under-turn.js";
 import { makeProjectDir, offlineConfig, startOpencode, xdg, type TestOpencode } from "../../support/opencode.js";
-import { text } from "../../support/scripted-model.js";
+import { describeProcesses, killAll, treeWith, untilGone, type ProcessInfo } from "../../support/process-tree.js";
+import { text, toolCall } from "../../support/scripted-model.js";
 import { spawn } from "node:child_process";
 
 describe("opencode killed and restarted under a turn", () => {
@@ -58,7 +61,7 @@ describe("opencode killed and restarted under a turn", () => {
 
 describe("no opencode anywhere", () => {
   it("oc_status answers within 2 s with what to do", async () => {
-    const home = join(process.env.TMPDIR ?? "/tmp", `occ-nobin-${process.pid}`);
+    const home = mkdtempSync(join(tmpdir(), "occ-nobin-"));
     const mcp = await startMcp({ OPENCODE_BIN: "/nonexistent/opencode", OPENCODE_CONDUCTOR_STATE_DIR: join(home, "state"), ...xdg(home) });
     try {
       const started = Date.now();
@@ -70,6 +73,7 @@ describe("no opencode anywhere", () => {
       expect(status.text.length).toBeLessThan(1_500);
     } finally {
       await mcp.close();
+      rmSync(home, { recursive: true, force: true });
     }
   });
 });
@@ -83,7 +87,7 @@ describe("the MCP server SIGKILLed during an instance task", () => {
     await server?.stop();
   });
 
-  it("leaves no opencode of it alive 2 s later; the registry showed the running session", async () => {
+  it("leaves nothing it started alive 2 s later; the registry showed the running session", async () => {
     const project = await makeProjectDir(server, "killed", { gitInit: true });
     const stateDir = join(server.root, "state-killed");
     const env = {
@@ -98,6 +102,7 @@ describe("the MCP server SIGKILLed during an instance task", () => {
     };
     // The MCP server as its own process, so the test can SIGKILL it (the SDK transport owns its child otherwise).
     const child = spawn(process.execPath, [CLI], { env, stdio: ["pipe", "pipe", "pipe"] });
+    let tree: ProcessInfo[] = [];
     const lines: string[] = [];
     let buffer = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -110,7 +115,7 @@ describe("the MCP server SIGKILLed during an instance task", () => {
     try {
       send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "kill-test", version: "1" } } });
       send({ method: "notifications/initialized" });
-      server.model.queue(text("never finished", { delayMs: 60_000 }));
+      server.model.queue(toolCall("bash", { command: "sleep 300", description: "a long command" }), text("never finished"));
       send({ id: 2, method: "tools/call", params: { name: "oc_delegate", arguments: { task: "a long task", directory: project, isolation: "instance" } } });
       await server.model.waitForRequests(1, { kind: "chat", timeoutMs: 120_000 });
 
@@ -122,14 +127,18 @@ describe("the MCP server SIGKILLed during an instance task", () => {
       expect(instance.sessions).toHaveLength(1); // recorded when the task started, while it runs
       expect(instance.sessions[0]!.id).toMatch(/^ses_/);
       expect(isProcessAlive(instance.pid)).toBe(true);
+      // Everything below the MCP server once the turn runs its command: the instance's supervisor, opencode, the shell, `sleep`.
+      tree = await treeWith(child.pid!, (p) => p.command === "sleep");
+      expect(tree.map((p) => p.pid)).toContain(instance.pid);
 
       child.kill("SIGKILL");
       const killedAt = Date.now();
-      while (isProcessAlive(instance.pid) && Date.now() - killedAt < 10_000) await new Promise((r) => setTimeout(r, 50)); // a process we cannot subscribe to
+      const left = await untilGone(tree, 10_000);
+      expect(describeProcesses(left)).toBe("");
       expect(Date.now() - killedAt).toBeLessThan(2_000);
-      expect(isProcessAlive(instance.pid)).toBe(false);
     } finally {
       child.kill("SIGKILL");
+      killAll(tree); // only if the test failed
       server.model.clear();
       expect(existsSync(stateDir)).toBe(true);
     }

@@ -1,7 +1,6 @@
 // The built MCP server over stdio, driven by the SDK's Client, against real opencode + the scripted model.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
@@ -48,7 +47,10 @@ describe("MCP server over stdio", () => {
       expect(names).toContain(name);
     }
     for (const tool of tools) {
-      expect(tool.annotations?.readOnlyHint, tool.name).toBeTypeOf("boolean");
+      // Listed only when true (false is MCP's default): the write tools say nothing, the others say so.
+      expect(tool.annotations?.readOnlyHint ?? false, tool.name).toBe(
+        ["oc_delegate", "oc_delegate_parallel", "oc_send", "oc_interrupt", "oc_answer", "oc_session", "oc_api"].includes(tool.name) ? false : true,
+      );
       expect(tool.outputSchema, tool.name).toBeDefined();
     }
     expect(mcp.client.getInstructions()).toContain("oc_delegate");
@@ -134,10 +136,18 @@ describe("MCP server over stdio", () => {
 
   it("offers each session's transcript and todo list as resources, the same as opencode records", async () => {
     server.model.queue(text("Answer kept as a resource."));
+    const changed = new Promise<void>((resolve) => mcp.client.setNotificationHandler("notifications/resources/list_changed", () => resolve()));
     const r = await mcp.call("oc_delegate", { task: "Say something", permissions: "auto" });
     const id = r.data.session_id as string;
-    const { resources } = await mcp.client.listResources();
-    expect(resources.map((x) => x.uri)).toContain(`opencode://session/${id}/transcript`);
+    const uri = `opencode://session/${id}/transcript`;
+    // The listing answers at once from what the server has read; it reads again in the background
+    // and says so with resources/list_changed, as a client would see it.
+    let { resources } = await mcp.client.listResources();
+    if (!resources.some((x) => x.uri === uri)) {
+      await changed;
+      ({ resources } = await mcp.client.listResources());
+    }
+    expect(resources.map((x) => x.uri)).toContain(uri);
     const transcript = await mcp.client.readResource({ uri: `opencode://session/${id}/transcript` });
     const page = JSON.parse((transcript.contents[0] as { text: string }).text) as { messages: Array<{ id: string }> };
     const recorded = await readMessages(connect({ url: server.url, password: server.password, directory: server.directory }), id);
@@ -153,7 +163,7 @@ describe("MCP server over stdio", () => {
     server.model.queue(text("Slow answer.", { delayMs: 1_500 }));
     const started = await mcp.call("oc_delegate", { task: "Answer slowly", permissions: "auto", wait: false });
     const uri = `opencode://session/${started.data.session_id as string}/transcript`;
-    const updated = new Promise<string>((resolve) => mcp.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
+    const updated = new Promise<string>((resolve) => mcp.client.setNotificationHandler("notifications/resources/updated", (n) => resolve(n.params.uri)));
     await mcp.client.subscribeResource({ uri });
     const done = await mcp.call("oc_wait", { session_id: started.data.session_id });
     expect(done.data.status, done.text).toBe("done");

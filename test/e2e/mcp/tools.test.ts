@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOOLS_LIST_BUDGET_CHARS } from "../../../src/mcp/listing/budget.js";
 import { startMcpFor, type McpSession } from "../../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
 import { text, toolCall } from "../../support/scripted-model.js";
@@ -29,11 +30,11 @@ function lastUserText(sessionId: string): string {
 }
 
 describe("MCP tools over stdio", () => {
-  it("lists the default tools in under 12,000 characters, without $schema noise", async () => {
+  it(`lists the default tools within ${TOOLS_LIST_BUDGET_CHARS} characters, without $schema noise`, async () => {
     const { tools } = await mcp.client.listTools();
     const json = JSON.stringify({ tools });
     expect(tools).toHaveLength(16);
-    expect(json.length).toBeLessThan(12_000);
+    expect(json.length).toBeLessThanOrEqual(TOOLS_LIST_BUDGET_CHARS);
     expect(json).not.toContain("$schema");
     expect(json).not.toContain("taskSupport");
   });
@@ -77,7 +78,9 @@ describe("MCP tools over stdio", () => {
     // Waiting is oc_wait's job: an argument oc_send does not take is refused, not silently dropped.
     const unknown = await mcp.call("oc_send", { session_id: sessionId, message: "x", wait: true });
     expect(unknown.isError).toBe(true);
-    expect(unknown.text).toBe("Invalid input to oc_send: oc_send does not take `wait`. Its arguments: session_id, message, delivery, model, agent.");
+    expect(unknown.text).toBe(
+      "Invalid input to oc_send: oc_send does not take `wait`. Its arguments: session_id, message, delivery, model, agent, request_id.",
+    );
 
     const queued = await mcp.call("oc_send", { session_id: sessionId, message: "One more thing" });
     expect(queued.isError, queued.text).toBe(false);

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeProjectDir, startOpencode, type TestOpencode } from "../../support/opencode.js";
-import { REGISTRY_DIR, isAlive } from "../../support/registry.js";
+import { registryDir, isAlive } from "../../support/registry.js";
 import { text } from "../../support/scripted-model.js";
 
 interface GlobalEvent {
@@ -149,11 +149,11 @@ describe("e2e harness", () => {
 
   it("stop() leaves no process, no temp root and no registry entry", async () => {
     const { pid, root, model } = oc!;
-    expect(existsSync(join(REGISTRY_DIR, `pid-${pid}.json`))).toBe(true);
+    expect(existsSync(join(registryDir(), `pid-${pid}.json`))).toBe(true);
     await oc!.stop();
     expect(isAlive(pid)).toBe(false);
     expect(existsSync(root)).toBe(false);
-    expect(existsSync(join(REGISTRY_DIR, `pid-${pid}.json`))).toBe(false);
+    expect(existsSync(join(registryDir(), `pid-${pid}.json`))).toBe(false);
     await expect(fetch(`${model.baseURL}/models`)).rejects.toThrow(); // the owned model closed too
     await oc!.stop(); // idempotent
   });

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { CLI } from "../../support/mcp-client.js";
 import type { TestOpencode } from "../../support/opencode.js";
 import { registerPid, unregisterPid } from "../../support/registry.js";
-import { scratchHome } from "../../support/scratch-home.js";
+import { scratchEnv } from "../../support/scratch-home.js";
 
 export interface TestWorker {
   id: string;
@@ -29,29 +29,21 @@ export interface WorkerOptions {
   concurrency?: number;
   roots?: string[];
   limits?: string[];
-  lockS?: number;
+  /** BullMQ's job lock in seconds (default 4, quick hand-overs); null: the worker's own default (30). */
+  lockS?: number | null;
+  /** --reattach-s: how long an earlier attempt's opencode may not answer before a re-run. */
+  reattachS?: number;
 }
 
 export async function startWorker(o: WorkerOptions): Promise<TestWorker> {
   const workspace = await mkdtemp(join(tmpdir(), `occ-ws-${o.id}-`));
-  const args = [
-    CLI,
-    "worker",
-    "--queue",
-    o.queueUrl,
-    "--workspace",
-    workspace,
-    "--id",
-    o.id,
-    "--concurrency",
-    String(o.concurrency ?? 4),
-    "--lock-s",
-    String(o.lockS ?? 4),
-  ];
+  const args = [CLI, "worker", "--queue", o.queueUrl, "--workspace", workspace, "--id", o.id, "--concurrency", String(o.concurrency ?? 4)];
+  if (o.lockS !== null) args.push("--lock-s", String(o.lockS ?? 4));
+  if (o.reattachS !== undefined) args.push("--reattach-s", String(o.reattachS));
   for (const r of o.roots ?? []) args.push("--root", r);
   for (const l of o.limits ?? []) args.push("--limit", l);
   const child: ChildProcess = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_URL: o.opencode.url, OPENCODE_PASSWORD: o.opencode.password },
+    env: { ...scratchEnv(), OPENCODE_URL: o.opencode.url, OPENCODE_PASSWORD: o.opencode.password },
     stdio: ["ignore", "ignore", "pipe"],
   });
   registerPid(child.pid!, "cli.js", workspace);

@@ -14,6 +14,10 @@ export interface TestRedis {
   dir: string;
   /** SHUTDOWN (AOF flushed), then start again on the same port and data dir. */
   restart(): Promise<void>;
+  /** SHUTDOWN (AOF flushed) and stay down until up(): an outage. */
+  down(): Promise<void>;
+  /** Start again after down(), on the same port and data. */
+  up(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -82,6 +86,8 @@ export async function startRedis(): Promise<TestRedis> {
       await halt();
       await launch();
     },
+    down: halt,
+    up: launch,
     async stop() {
       await halt();
       await rm(dir, { recursive: true, force: true });

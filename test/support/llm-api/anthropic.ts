@@ -1,18 +1,41 @@
 // Anthropic Messages (`POST /v1/messages`, streamed or not) for Claude Code: tool_use blocks with
-// input_json_delta, then text. `count_tokens` gets a small count.
+// input_json_delta, then text. `count_tokens` gets a small count. Claude Code's default tool search
+// defers MCP tools (only their names are listed, or a note that a server is still connecting):
+// the model then loads the planned tools with ToolSearch first, as a real model is told to.
 import type { ServerResponse } from "node:http";
-import { answer, sendJson, sendSse, type ApiModule, type ApiRequest } from "./server.js";
-import { textOf, type ClientPlan, type Conversation, type Step } from "./script.js";
+import { answer, sendJson, sendSse, type ApiModule, type ApiRequest, type RecordedRequest } from "./server.js";
+import { offeredName, textOf, type ClientPlan, type Conversation, type Step } from "./script.js";
 
-type Block = { type?: string; content?: unknown; [key: string]: unknown };
+type Block = { type?: string; content?: unknown; id?: string; name?: string; tool_use_id?: string; [key: string]: unknown };
 
-function conversation(body: Record<string, unknown>): Conversation {
-  const tools = ((body.tools as Array<{ name?: string }> | undefined) ?? []).flatMap((t) => (t.name ? [t.name] : []));
+const TOOL_SEARCH = "ToolSearch";
+
+function conversation(body: Record<string, unknown>): Conversation & { searched: boolean } {
   const messages = (body.messages as Array<{ role: string; content: unknown }> | undefined) ?? [];
-  const toolResults = messages.flatMap((m) =>
-    Array.isArray(m.content) ? (m.content as Block[]).filter((b) => b.type === "tool_result").map((b) => textOf(b.content)) : [],
+  const blocks = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as Block[]) : []));
+  // A deferred tool (defer_loading) is callable once a ToolSearch result referenced it.
+  const loaded = new Set(
+    blocks
+      .flatMap((b) => (b.type === "tool_result" && Array.isArray(b.content) ? (b.content as Block[]) : []))
+      .flatMap((b) => (b.type === "tool_reference" ? [b.tool_name as string] : [])),
   );
-  return { tools, toolResults };
+  const tools = ((body.tools as Array<{ name?: string; defer_loading?: boolean }> | undefined) ?? []).flatMap((t) =>
+    t.name && (!t.defer_loading || loaded.has(t.name)) ? [t.name] : [],
+  );
+  const searches = new Set(blocks.filter((b) => b.type === "tool_use" && b.name === TOOL_SEARCH).map((b) => b.id));
+  const toolResults = blocks.filter((b) => b.type === "tool_result" && !searches.has(b.tool_use_id)).map((b) => textOf(b.content));
+  return { tools, toolResults, searched: searches.size > 0 };
+}
+
+/** The planned tools are deferred behind Claude Code's tool search: the ToolSearch call that loads them. */
+function toolSearch(body: Record<string, unknown>, plan: ClientPlan, c: Conversation & { searched: boolean }): Step | undefined {
+  const first = plan.calls[0];
+  if (!first || c.searched || !c.tools.includes(TOOL_SEARCH) || offeredName(c.tools, first.tool)) return undefined;
+  // Named in the deferred list, or (a server still connecting) by keyword: ToolSearch waits for it.
+  const text = JSON.stringify(body);
+  const names = [...new Set(plan.calls.flatMap((call) => [...text.matchAll(new RegExp(`mcp__[\\w-]+__${call.tool}\\b`, "g"))].map((m) => m[0])))];
+  const query = names.length > 0 ? `select:${names.join(",")}` : plan.calls.map((call) => call.tool).join(" ");
+  return { kind: "tool", name: TOOL_SEARCH, args: { query, max_results: plan.calls.length + 5 } };
 }
 
 let ids = 0;
@@ -58,7 +81,10 @@ export const anthropicMessages: ApiModule = {
       return true;
     }
     if (!req.path.endsWith("/v1/messages")) return false;
-    const m = message(answer(req, plan, conversation(req.body)), String(req.body.model ?? "claude-scripted"));
+    const c = conversation(req.body);
+    const search = toolSearch(req.body, plan, c);
+    if (search) Object.assign(req as RecordedRequest, { conversation: c, step: search });
+    const m = message(search ?? answer(req, plan, c), String(req.body.model ?? "claude-scripted"));
     if (req.body.stream) stream(res, m);
     else sendJson(res, 200, m);
     return true;

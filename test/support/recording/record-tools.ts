@@ -31,10 +31,12 @@ export async function recordToolScenario(scenario: ToolScenario, scrub: (raw: Fi
         const args = typeof step.args === "function" ? step.args({ setup, results }) : step.args;
         const atMs = Math.round(performance.now() - recordingStarted);
         const result = await mcp.call(step.tool, args, { timeoutMs: 120_000 });
+        const endMs = Math.round(performance.now() - recordingStarted);
         results.push(result);
         const status = typeof result.data.status === "string" ? result.data.status : undefined;
         calls.push({
           atMs,
+          endMs,
           tool: step.tool,
           arguments: args,
           recorded: { isError: result.isError, ...(status ? { status } : {}), text: result.text.slice(0, 300) },

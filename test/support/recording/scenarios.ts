@@ -11,7 +11,7 @@ import { sessionInfo } from "../../../src/core/sessions/info.js";
 import { sessionMessages } from "../../../src/core/sessions/messages.js";
 import { listSessions } from "../../../src/core/sessions/rows.js";
 import type { EventHub } from "../../../src/core/event-hub.js";
-import { V1Engine } from "../../../src/core/engine/v1.js";
+import { V1Engine } from "../../../src/core/engine/v1/v1-engine.js";
 import type { ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
 import { hang, httpError, text, times, toolCall, type Step } from "../scripted-model.js";
@@ -66,6 +66,9 @@ const DISCOVERY_CONFIG = {
 
 /** An agent no opencode config defines. */
 export const UNKNOWN_AGENT = "nope-agent";
+/** server-stopped: how long opencode stays SIGSTOPped, and what the model answers after it. */
+export const STOPPED_MS = 3_000;
+export const STOPPED_ANSWER = "Answered after the stop.";
 
 function check(ok: boolean, what: string): void {
   if (!ok) throw new Error(`recording went wrong: ${what}`);
@@ -243,6 +246,44 @@ export const scenarios: Scenario[] = [
         const snap = await engine.snapshot(session.id);
         check(snap.activity === "idle" && snap.messages.length === 0, `read ${read}: ${snap.activity}, ${snap.messages.length} message(s)`);
       }
+    },
+  },
+  {
+    // opencode SIGSTOPped under a turn (alive, answering nothing), then continued. The first stream
+    // holds the turn's start; it is closed during the stop, as the client's silence limit closes it.
+    // The second is opened during the stop (answered at SIGCONT), followed by the reads a watch makes
+    // on a reconnect, and holds what opencode did afterwards: the model answers 3 s after SIGCONT.
+    name: "server-stopped",
+    async run(client, server) {
+      const engine = new V1Engine(client);
+      const session = await createSession(client, "server stopped");
+      server.model.forSession(session.id).queue(text(STOPPED_ANSWER, { delayMs: STOPPED_MS + 3_000 }));
+      const first = await watchSession(client, session.id);
+      await prompt(client, session.id, "answer after a stop");
+      await server.model.waitForRequests(1, { sessionId: session.id, kind: "chat" });
+      await first.waitFor("busy", (e) => e.type === "session.status" && e.properties.status.type === "busy");
+      process.kill(server.pid, "SIGSTOP");
+      let second: Promise<SessionWatch>;
+      try {
+        first.close();
+        second = watchSession(client, session.id, { timeoutMs: 60_000 });
+        await new Promise((resolve) => setTimeout(resolve, STOPPED_MS));
+      } finally {
+        process.kill(server.pid, "SIGCONT");
+      }
+      const watch = await second;
+      try {
+        const snap = await engine.snapshot(session.id);
+        check(snap.activity === "busy", `after SIGCONT the session was ${snap.activity}`);
+        await engine.listPending([session.id]);
+        await watch.idle();
+      } finally {
+        watch.close();
+      }
+      const turn = await engine.lastTurn(session.id);
+      const reply = turn.findLast((m) => m.info.role === "assistant");
+      const answer = (reply?.parts ?? []).flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
+      check(answer === STOPPED_ANSWER, `answer was ${JSON.stringify(answer)}`);
     },
   },
   {

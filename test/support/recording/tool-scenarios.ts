@@ -218,6 +218,36 @@ export const toolScenarios: ToolScenario[] = [
     calls: [{ tool: "oc_status", args: {} }],
   },
   {
+    // The catalogue of operations: the connected server's own when its spec differs from the pin;
+    // what opencode recorded is the version it reported (and its document, when that was read).
+    name: "api-ops",
+    calls: [
+      { tool: "oc_api_ops", args: { limit: 5 } },
+      { tool: "oc_api_ops", args: { search: "session messages" } },
+      { tool: "oc_api_ops", args: { operation: "session.prompt" } },
+    ],
+  },
+  {
+    // A task, then its audit line read back: the line's session, outcome, model and tokens are
+    // what opencode recorded of the turn.
+    name: "audit",
+    setup: script(text("Audited.")),
+    calls: [
+      { tool: "oc_delegate", args: { task: "an audited task", title: "audited" } },
+      { tool: "oc_audit", args: {} },
+      { tool: "oc_audit", args: (v) => ({ session_id: first(v) }) },
+      { tool: "oc_audit", args: { tool: "oc_delegate", since: "1h" } },
+    ],
+  },
+  {
+    // No private instance on a shared server: opencode hears nothing of either call.
+    name: "instances",
+    calls: [
+      { tool: "oc_instances", args: { action: "list" } },
+      { tool: "oc_instances", args: { action: "stop", pid: 4242 } },
+    ],
+  },
+  {
     name: "server-reads",
     calls: [
       { tool: "oc_models", args: {} },

@@ -3,7 +3,8 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { operationRow } from "../../../codegen/lib/operations-file.js";
-import { listOperations, loadSpec } from "../../../codegen/lib/spec.js";
+import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { listOperations } from "../../../src/openapi/spec.js";
 import { operations, specInfo, type OperationId } from "../../../generated/operations.js";
 
 // ajv-formats is CommonJS: under NodeNext its plugin may sit on `.default`.

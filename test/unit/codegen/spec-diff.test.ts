@@ -7,7 +7,8 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { diffSpecs, type Change } from "../../../codegen/lib/diff.js";
 import { totalLine, totals } from "../../../codegen/lib/diff-format.js";
-import { loadSpec, type OpenApiDocument } from "../../../codegen/lib/spec.js";
+import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { type OpenApiDocument } from "../../../src/openapi/spec.js";
 
 const OLD = "test/fixtures/specs/opencode-1.15.0.json";
 const NEW = "spec/openapi.json";

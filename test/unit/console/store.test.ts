@@ -78,6 +78,24 @@ describe("console store", () => {
     expect(store.tasks.get("ses_d")).toMatchObject({ status: "error", status_from: "tool" });
   });
 
+  it("a tool's unreachable answer is no end: opencode's later record (done) replaces it, as it replaces nothing the tool decided", () => {
+    const store = new Store();
+    store.record(start("ses_u"));
+    store.record({ event: "end", time: iso(40), session_id: "ses_u", status: "unreachable", error: "opencode at … does not answer" });
+    expect(store.tasks.get("ses_u")).toMatchObject({ status: "unreachable", status_from: "tool" });
+    expect(store.tasks.get("ses_u")!.ended_at).toBeUndefined();
+    // opencode answers again: busy, then what oc_result reads once the turn ended.
+    store.live("ses_u", { type: "busy" }, T0 + 61_000);
+    expect(store.tasks.get("ses_u")).toMatchObject({ status: "running", status_from: "opencode" });
+    store.settled("ses_u", { status: "done", tokens: 12 }, T0 + 66_000);
+    expect(store.tasks.get("ses_u")).toMatchObject({ status: "done", status_from: "opencode", ended_at: T0 + 66_000 });
+    // A read that still gets no answer keeps the task open, never ends it.
+    store.record(start("ses_v"));
+    store.settled("ses_v", { status: "unreachable" }, T0 + 5_000);
+    expect(store.tasks.get("ses_v")).toMatchObject({ status: "unreachable", status_from: "opencode" });
+    expect(store.tasks.get("ses_v")!.ended_at).toBeUndefined();
+  });
+
   it("announces each change, and resetPending drops what a server no longer lists", () => {
     const store = new Store();
     const seen: string[] = [];
@@ -107,5 +125,31 @@ describe("console store", () => {
     expect(records[0]).toMatchObject({ pid: process.pid, server: "http://127.0.0.1:2" });
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect(await readFile(path, "utf8")).not.toContain("password");
+  });
+
+  it("a worktree task shows its registry row: branch, base and head, merge state; a row that arrives first waits for the record", () => {
+    const store = new Store();
+    const row = {
+      id: "repo-1",
+      state: "running" as const,
+      repo: "/r/.git",
+      root: "/r",
+      path: "/state/worktrees/repo-1",
+      subdir: "",
+      base: "a".repeat(40),
+      port: 41234,
+      ownerPid: 42,
+      createdAt: iso(0),
+      sessionId: "ses_w",
+    };
+    store.worktrees([row]);
+    store.record({ ...start("ses_w"), isolation: "worktree" as never });
+    expect(store.tasks.get("ses_w")!.worktree).toEqual({ state: "running", base: row.base, path: row.path, port: 41234, checkout_removed: false });
+    const merge = { into: "main", result: "conflict" as const, files: ["shared.txt"], with: ["ses_v"], at: iso(9) };
+    store.worktrees([{ ...row, state: "finished", branch: "conductor/ses_w", head: "b".repeat(40), changed: true, finishedAt: iso(5), merge }]);
+    expect(store.tasks.get("ses_w")!.worktree).toMatchObject({ state: "finished", branch: "conductor/ses_w", head: "b".repeat(40), changed: true, merge });
+    // Removed from the registry (the task's worktree and branch were removed): no worktree view any more.
+    store.worktrees([]);
+    expect(store.tasks.get("ses_w")!.worktree).toBeUndefined();
   });
 });

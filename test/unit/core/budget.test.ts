@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { OpencodeClient } from "../../../src/client/connect.js";
 import { Budget } from "../../../src/core/governance/budget.js";
-import { V1Engine } from "../../../src/core/engine/v1.js";
+import { V1Engine } from "../../../src/core/engine/v1/v1-engine.js";
 import type { EventSource, HubEvent, HubListener } from "../../../src/core/event-hub.js";
 
 function fakes() {

@@ -9,7 +9,7 @@ import { getProviderCatalog, globMatches, listModels, modelRefusal, resolveModel
 import { serverStatus } from "../../../src/core/catalog/status.js";
 import type { EventHub } from "../../../src/core/event-hub.js";
 import { UsageError } from "../../../src/core/errors.js";
-import { V1Engine } from "../../../src/core/engine/v1.js";
+import { V1Engine } from "../../../src/core/engine/v1/v1-engine.js";
 import { redact, REDACTED } from "../../../src/core/catalog/redact.js";
 import { DISCOVERY_SECRET as SECRET } from "../../support/recording/scenarios.js";
 import { useReplay } from "../../support/replay.js";

@@ -2,7 +2,7 @@
 // when a run of retries has lasted too long, and whether a failed turn can be re-sent clean.
 import { describe, expect, it } from "vitest";
 import { didNothing, exhaustedError, fallbackReason, modelOfTurn, RetryClock } from "../../../src/core/turns/fallback-policy.js";
-import type { SessionMessage } from "../../../src/core/turns/session-message.js";
+import type { Message } from "../../../src/core/model/message.js";
 import { recordedError } from "../../../src/core/turns/record.js";
 
 // opencode's error objects as recorded (notes in docs/opencode-behaviour.md), read the way the turn machine reads them.
@@ -73,10 +73,9 @@ describe("RetryClock", () => {
 });
 
 let n = 0;
-const user = (): SessionMessage =>
-  ({ info: { id: `msg_${++n}`, role: "user", model: { providerID: "fake", modelID: "scripted" } }, parts: [] }) as unknown as SessionMessage;
-const reply = (parent: SessionMessage, parts: unknown[], model = "scripted"): SessionMessage =>
-  ({ info: { id: `msg_${++n}`, role: "assistant", parentID: parent.info.id, providerID: "fake", modelID: model }, parts }) as unknown as SessionMessage;
+const user = (): Message => ({ info: { id: `msg_${++n}`, role: "user", model: { providerID: "fake", modelID: "scripted" } }, parts: [] }) as unknown as Message;
+const reply = (parent: Message, parts: unknown[], model = "scripted"): Message =>
+  ({ info: { id: `msg_${++n}`, role: "assistant", parentID: parent.info.id, providerID: "fake", modelID: model }, parts }) as unknown as Message;
 
 describe("failed turns", () => {
   it("a turn with no tool call and no text did nothing: it is deleted and the task re-sent", () => {

@@ -7,7 +7,7 @@ import type { CoreContext } from "../../../src/core/context.js";
 import type { EventHub } from "../../../src/core/event-hub.js";
 import { abortSession, deleteSession } from "../../../src/core/sessions/actions.js";
 import { sessionInfo } from "../../../src/core/sessions/info.js";
-import { V1Engine } from "../../../src/core/engine/v1.js";
+import { V1Engine } from "../../../src/core/engine/v1/v1-engine.js";
 import { useReplay } from "../../support/replay.js";
 
 const replay = useReplay("session-stop", { repeatReads: true });

@@ -11,7 +11,7 @@ import { compactSession, shellInSession } from "../../../src/core/sessions/actio
 import { listSessions } from "../../../src/core/sessions/rows.js";
 import { sessionDiff } from "../../../src/core/sessions/diff.js";
 import { sessionInfo } from "../../../src/core/sessions/info.js";
-import { V1Engine } from "../../../src/core/engine/v1.js";
+import { V1Engine } from "../../../src/core/engine/v1/v1-engine.js";
 import { sessionMessages } from "../../../src/core/sessions/messages.js";
 import { MISSING_SESSION } from "../../support/recording/scenarios.js";
 import { useReplay } from "../../support/replay.js";

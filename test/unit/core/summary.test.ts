@@ -1,15 +1,15 @@
 // The turn summary on messages recorded from real opencode 1.18.33 runs (the e2e core tests write
 // them with OCC_DUMP_MESSAGES=1; the temp root is scrubbed to /tmp/occ).
+import type { PendingRequest } from "../../../src/core/model/pending-request.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { PendingRequest } from "../../../src/core/policy/approvals.js";
 import { lastTurn, recordedVerdict, summarizeTurn } from "../../../src/core/turns/summary.js";
-import type { SessionMessage } from "../../../src/core/turns/session-message.js";
+import type { Message } from "../../../src/core/model/message.js";
 
-const load = (name: string): SessionMessage[] => JSON.parse(readFileSync(join(import.meta.dirname, `../../fixtures/1.18.33/messages-${name}.json`), "utf8"));
+const load = (name: string): Message[] => JSON.parse(readFileSync(join(import.meta.dirname, `../../fixtures/1.18.33/messages-${name}.json`), "utf8"));
 const S = "ses_x";
-const userId = (messages: SessionMessage[]) => messages.findLast((m) => m.info.role === "user")!.info.id;
+const userId = (messages: Message[]) => messages.findLast((m) => m.info.role === "user")!.info.id;
 
 describe("summarizeTurn on recorded turns", () => {
   it("a write turn in a git project: answer, tools, files (tool + patch parts), tokens summed over steps, model", () => {

@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hostAllowed, isLoopback } from "../../../src/mcp/transports/http.js";
 import { VERSION } from "../../../src/version.js";
-import { scratchHome } from "../../support/scratch-home.js";
+import { startHttpCli } from "../../support/http-cli.js";
+import { scratchEnv } from "../../support/scratch-home.js";
 
 const CLI = fileURLToPath(new URL("../../../dist/cli.js", import.meta.url));
 
@@ -21,7 +22,7 @@ interface Run {
 /** Runs the bin to its end with a minimal environment; stdin is closed at once. */
 async function runCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), ...env },
+    env: { ...scratchEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -57,6 +58,8 @@ describe("opencode-conductor flags", () => {
         "STATE_DIR",
         "SANDBOX",
         "AUDIT",
+        "AUDIT_REQUIRED",
+        "ROTATE_MB/_KEEP",
         "HTTP_TOKEN",
       ]) {
         expect(r.stdout, name).toContain(name);
@@ -77,6 +80,8 @@ describe("opencode-conductor flags", () => {
     [["--bogus"], /bogus/],
     [["serve"], /serve/],
     [["--port", "9000"], /only apply with --http/],
+    [["--token", "abcdefghijklmnop"], /only apply with --http/],
+    [["--http", "--token", " "], /--token needs a value/],
     [["--http", "--port", "abc"], /--port must be a port number/],
     [["--http", "--port", "70000"], /--port must be a port number/],
   ])("%j exits 2 with a message", async (args, message) => {
@@ -110,7 +115,7 @@ describe("the stdio server's lifetime", () => {
   function startStdio() {
     // A closed port: the server must not need opencode to start, answer initialize, or exit.
     const child = spawn(process.execPath, [CLI], {
-      env: { PATH: process.env.PATH ?? "", HOME: scratchHome(), OPENCODE_URL: "http://127.0.0.1:9" },
+      env: { ...scratchEnv(), OPENCODE_URL: "http://127.0.0.1:9" },
       stdio: ["pipe", "pipe", "pipe"],
     });
     const exited = once(child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
@@ -158,6 +163,56 @@ describe("the stdio server's lifetime", () => {
     await initialize(child);
     child.kill("SIGTERM");
     expect(await exited).toEqual([0, null]);
+  });
+});
+
+describe("--http --token", () => {
+  const TOKEN = "flag-token-0123456789abcdef";
+  const initialize = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "unit", version: "1" } },
+  });
+  const post = (url: string, authorization?: string) =>
+    fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(authorization ? { authorization } : {}) },
+      body: initialize,
+    });
+
+  it("is the bearer token clients must send, in place of OPENCODE_CONDUCTOR_HTTP_TOKEN, and is never printed", async () => {
+    // The variable is set too: the flag replaces it.
+    const cli = await startHttpCli(["--port", "0", "--token", TOKEN], {
+      OPENCODE_URL: "http://127.0.0.1:9",
+      OPENCODE_CONDUCTOR_HTTP_TOKEN: "the-variable-token-0123",
+    });
+    try {
+      expect((await post(cli.url)).status).toBe(401);
+      expect((await post(cli.url, "Bearer the-variable-token-0123")).status).toBe(401);
+      const ok = await post(cli.url, `Bearer ${TOKEN}`);
+      expect(ok.status).toBe(200);
+      expect(await ok.text()).toContain("opencode-conductor");
+    } finally {
+      cli.child.kill("SIGTERM");
+      await cli.exit;
+    }
+    expect(cli.stderr()).toContain("listening on");
+    expect(cli.stderr()).not.toContain(TOKEN);
+  });
+
+  it("lets a server listen off loopback, where a token is required", async () => {
+    const cli = await startHttpCli(["--host", "0.0.0.0", "--port", "0", "--token", TOKEN], { OPENCODE_URL: "http://127.0.0.1:9" });
+    try {
+      expect((await post(`http://127.0.0.1:${cli.port}/mcp`)).status).toBe(401);
+      expect((await post(`http://127.0.0.1:${cli.port}/mcp`, `Bearer ${TOKEN}`)).status).toBe(200);
+    } finally {
+      cli.child.kill("SIGTERM");
+      await cli.exit;
+    }
+    const refused = await runCli(["--http", "--host", "0.0.0.0", "--port", "0"], { OPENCODE_URL: "http://127.0.0.1:9" });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("set OPENCODE_CONDUCTOR_HTTP_TOKEN (or pass --token)");
   });
 });
 
@@ -217,6 +272,16 @@ describe("opencode-conductor audit", () => {
         expect(refused.stderr).toContain("is not a time: give an ISO date or time");
         expect(refused.stderr.length).toBeLessThan(400);
       }
+      // A page at a time: stderr says how to go on, and --before does.
+      const newest = await runCli(["audit", "--limit", "1", "--json"], { OPENCODE_CONDUCTOR_AUDIT: file });
+      expect((JSON.parse(newest.stdout) as Array<{ tool: string }>).map((e) => e.tool)).toEqual(["oc_answer"]);
+      const more = /^Older entries may match: opencode-conductor audit --limit 1 --json --before (\S+)$/m.exec(newest.stderr);
+      expect(more, newest.stderr).not.toBeNull();
+      const older = await runCli(["audit", "--limit", "1", "--json", "--before", more![1]!], { OPENCODE_CONDUCTOR_AUDIT: file });
+      expect((JSON.parse(older.stdout) as Array<{ tool: string }>).map((e) => e.tool)).toEqual(["oc_delegate"]);
+      const lost = await runCli(["audit", "--before", "nonsense"], { OPENCODE_CONDUCTOR_AUDIT: file });
+      expect(lost.code).toBe(2);
+      expect(lost.stderr).toContain('--before "nonsense" is not a cursor');
       const bad = await runCli(["audit", "--bogus"], { OPENCODE_CONDUCTOR_AUDIT: file });
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain("Usage: opencode-conductor audit");

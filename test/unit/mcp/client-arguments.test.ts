@@ -1,9 +1,8 @@
 // Arguments MCP clients inject on their own (Gemini CLI's `wait_for_previous`) are dropped before a
 // tool runs; any other unknown argument is refused with the tool's real arguments, quoting a bounded
 // part of what the caller sent. Driven through the SDK's client and server, as a client would call.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { InMemoryTransport, McpServer } from "@modelcontextprotocol/server";
+import { Client } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Config } from "../../../src/config.js";

@@ -15,7 +15,11 @@ describe("loadConfig defaults", () => {
       modelAllow: [],
       modelBlock: [],
       instanceTtlS: 1800,
-      httpSessionTtlS: 1800,
+      worktreeTtlS: 3600,
+      httpSessionTtlS: 300,
+      httpMaxSessions: 100,
+      httpEventsBytes: 4 * 1024 * 1024,
+      httpRequestTimeoutS: 30,
     });
     for (const key of ["opencodeUrl", "opencodePassword", "opencodeUsername", "directory", "defaultModel", "sandbox", "httpToken", "approvals"] as const) {
       expect(c[key], key).toBeUndefined();
@@ -62,11 +66,18 @@ describe("loadConfig parses every variable", () => {
       OPENCODE_CONDUCTOR_MODEL_ALLOW: "fake/*,anthropic/claude-*",
       OPENCODE_CONDUCTOR_MODEL_BLOCK: "*/expensive-*",
       OPENCODE_CONDUCTOR_INSTANCE_TTL_S: "60",
+      OPENCODE_CONDUCTOR_WORKTREE_TTL_S: "120",
       OPENCODE_CONDUCTOR_STATE_DIR: "/state",
       OPENCODE_CONDUCTOR_SANDBOX: "srt",
       OPENCODE_CONDUCTOR_AUDIT: "/logs/audit.jsonl",
+      OPENCODE_CONDUCTOR_AUDIT_REQUIRED: "1",
+      OPENCODE_CONDUCTOR_ROTATE_MB: "0.5",
+      OPENCODE_CONDUCTOR_ROTATE_KEEP: "3",
       OPENCODE_CONDUCTOR_HTTP_TOKEN: "tok",
       OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S: "600",
+      OPENCODE_CONDUCTOR_HTTP_MAX_SESSIONS: "20",
+      OPENCODE_CONDUCTOR_HTTP_EVENTS_MB: "0.5",
+      OPENCODE_CONDUCTOR_HTTP_REQUEST_TIMEOUT_S: "5",
       OPENCODE_CONDUCTOR_HTTP_ORIGINS: "https://app.example/, http://intranet:8080",
       OPENCODE_CONDUCTOR_APPROVALS: "deny",
       OPENCODE_CONDUCTOR_DEBUG: "1",
@@ -84,11 +95,17 @@ describe("loadConfig parses every variable", () => {
       modelAllow: ["fake/*", "anthropic/claude-*"],
       modelBlock: ["*/expensive-*"],
       instanceTtlS: 60,
+      worktreeTtlS: 120,
       stateDir: "/state",
       sandbox: "srt",
       auditPath: "/logs/audit.jsonl",
+      auditRequired: true,
+      rotation: { maxBytes: 524_288, keep: 3 },
       httpToken: "tok",
       httpSessionTtlS: 600,
+      httpMaxSessions: 20,
+      httpEventsBytes: 524288,
+      httpRequestTimeoutS: 5,
       httpOrigins: ["https://app.example", "http://intranet:8080"],
       approvals: "deny",
       debug: true,
@@ -128,6 +145,18 @@ describe("loadConfig parses every variable", () => {
   it("keeps the audit log in OPENCODE_CONDUCTOR_STATE_DIR by default", () => {
     expect(loadConfig({ OPENCODE_CONDUCTOR_STATE_DIR: "/s" }).auditPath).toBe(join("/s", "audit.jsonl"));
   });
+
+  it("rotates at 64 MB keeping 10 segments by default; the audit is not required", () => {
+    const c = loadConfig({});
+    expect(c.rotation).toEqual({ maxBytes: 64 * 1024 * 1024, keep: 10 });
+    expect(c.auditRequired).toBe(false);
+  });
+
+  it("refuses OPENCODE_CONDUCTOR_AUDIT_REQUIRED=1 with the audit trail off, saying what to do", () => {
+    expect(() => loadConfig({ OPENCODE_CONDUCTOR_AUDIT: "off", OPENCODE_CONDUCTOR_AUDIT_REQUIRED: "1" })).toThrow(
+      /OPENCODE_CONDUCTOR_AUDIT_REQUIRED=1 needs an audit trail, but OPENCODE_CONDUCTOR_AUDIT=off: give the trail a path/,
+    );
+  });
 });
 
 describe("loadConfig rejects bad values, naming the variable", () => {
@@ -139,8 +168,14 @@ describe("loadConfig rejects bad values, naming the variable", () => {
     ["OPENCODE_CONDUCTOR_RETRY_TIMEOUT_S", "0", /positive number/],
     ["OPENCODE_CONDUCTOR_RETRY_TIMEOUT_S", "soon", /positive number/],
     ["OPENCODE_CONDUCTOR_INSTANCE_TTL_S", "-5", /positive number/],
+    ["OPENCODE_CONDUCTOR_WORKTREE_TTL_S", "soon", /positive number/],
     ["OPENCODE_CONDUCTOR_SANDBOX", "docker", /"srt"/],
     ["OPENCODE_CONDUCTOR_APPROVALS", "ask", /one of elicit, return, deny/],
+    ["OPENCODE_CONDUCTOR_AUDIT_REQUIRED", "sometimes", /got "sometimes"/],
+    ["OPENCODE_CONDUCTOR_ROTATE_MB", "0", /positive number of megabytes, got "0"/],
+    ["OPENCODE_CONDUCTOR_ROTATE_MB", "big", /positive number of megabytes/],
+    ["OPENCODE_CONDUCTOR_ROTATE_KEEP", "2.5", /positive whole number of segments, got "2.5"/],
+    ["OPENCODE_CONDUCTOR_ROTATE_KEEP", "-1", /positive whole number/],
     ["OPENCODE_URL", "localhost:4096", /http\(s\) URL/],
     ["OPENCODE_URL", "ftp://host", /http\(s\) URL/],
   ])("%s=%s", (name, value, why) => {

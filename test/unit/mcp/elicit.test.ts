@@ -1,10 +1,10 @@
 // The approval hook of the MCP tools with a fake client user and a fake conductor: which mode a call
 // gets, the forms the user sees, how their reply (or a decline) becomes opencode's answer, and the
 // audit line with who gave it.
-import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { PendingPermission, PendingQuestion } from "../../../src/core/model/pending-request.js";
+import type { ElicitRequestFormParams, ElicitResult } from "@modelcontextprotocol/server";
 import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config.js";
-import type { PendingPermission, PendingQuestion } from "../../../src/core/policy/approvals.js";
 import type { Conductor } from "../../../src/core/conductor.js";
 import { approvalHandler, approvalMode, DENY_MESSAGE, FASTEST_HUMAN_MS } from "../../../src/mcp/elicit.js";
 import type { RefusedApproval } from "../../../src/mcp/refusals.js";

@@ -1,7 +1,6 @@
 // Streamable HTTP sessions that their client abandoned (closed without DELETE) are closed after the
 // idle time; a session with an open request is never cut off.
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../../src/config.js";
 import { createServer } from "../../../src/mcp/server.js";

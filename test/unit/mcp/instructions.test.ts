@@ -2,6 +2,7 @@
 // tools it lists and no others (toolsets, read-only mode), and every default tool is named.
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TOOLSETS } from "../../../src/config.js";
+import { SKILL_URI } from "../../../src/mcp/instructions.js";
 import { INSTRUCTIONS } from "../../../src/mcp/server.js";
 import { ALL_TOOLS } from "../../../src/mcp/tools/index.js";
 import { useNoOpencode } from "../../support/tool-replay.js";
@@ -15,8 +16,15 @@ describe("server instructions", () => {
     expect(INSTRUCTIONS.split("\n").at(-1)).toMatch(/^Shared fields: directory is/);
   });
 
-  it("are what a default server sends at initialize", async () => {
-    expect(await instructionsOf({ OPENCODE_CONDUCTOR_TOOLSETS: DEFAULT_TOOLSETS.join(",") })).toBe(INSTRUCTIONS);
+  it("are what a default server sends at initialize; one without the delegation skill does not point to it", async () => {
+    const sent = await instructionsOf({ OPENCODE_CONDUCTOR_TOOLSETS: DEFAULT_TOOLSETS.join(",") });
+    expect(INSTRUCTIONS).toContain(`resources/read ${SKILL_URI}`);
+    expect(sent).not.toContain(SKILL_URI);
+    expect(sent).toBe(
+      INSTRUCTIONS.split("\n")
+        .filter((line) => !line.includes(SKILL_URI))
+        .join("\n"),
+    );
   });
 
   it("leave out the tools a server does not list", async () => {

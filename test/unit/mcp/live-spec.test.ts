@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../../src/client/connect.js";
-import { firstTestedWith, rangeVerdict } from "../../../src/core/server/compatibility.js";
+import { firstTestedWith, rangeVerdict } from "../../../src/core/engine/server/compatibility.js";
 import { Conductor } from "../../../src/core/conductor.js";
-import { guardFeatures, UnsupportedOperationError } from "../../../src/core/server/feature-guard.js";
+import { guardFeatures, UnsupportedOperationError } from "../../../src/core/engine/server/feature-guard.js";
 import { memoryMcp, type MemoryMcp } from "../../support/mcp-memory.js";
 
 const root = join(import.meta.dirname, "..", "..", "..");

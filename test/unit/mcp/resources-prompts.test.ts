@@ -4,8 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.js";
 import type { Conductor } from "../../../src/core/conductor.js";
@@ -34,7 +33,7 @@ async function connect(toolsets?: string): Promise<Client> {
 describe("prompts", () => {
   it("lists the delegation prompts and expands them to the tool calls they name", async () => {
     const c = await connect();
-    expect((await c.listPrompts()).prompts.map((p) => p.name)).toEqual(["review_in_parallel", "fix_with_checks", "migrate_in_batches"]);
+    expect((await c.listPrompts()).prompts.map((p) => p.name)).toEqual(["review_in_parallel", "fix_with_checks", "migrate_in_batches", "walk_workflow"]);
     const review = await c.getPrompt({ name: "review_in_parallel", arguments: { paths: "src/a.ts, src/b.ts", focus: "error handling" } });
     const text = (review.messages[0]!.content as { text: string }).text;
     expect(text).toContain("oc_delegate_parallel");
@@ -56,13 +55,17 @@ describe("prompts", () => {
 });
 
 describe("resources", () => {
-  it("offers session transcript, diff and todo templates; the audit trail only with the audit toolset", async () => {
+  it("offers session transcript, diff, todo and worktree patch templates and the pages of cut answers; the audit trail only with the audit toolset", async () => {
     const all = await connect("all");
     expect((await all.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toEqual([
       "opencode://session/{session_id}/transcript",
       "opencode://session/{session_id}/diff",
       "opencode://session/{session_id}/todo",
+      "opencode://session/{session_id}/patch",
+      // The pages of an answer cut to its budget (answer-budget.ts), whatever the toolsets.
+      "opencode://answer/{answer_id}/{part}/{page}",
     ]);
+    await expect(all.readResource({ uri: "opencode://session/ses_a/patch" })).rejects.toThrow(/keeps no worktree tasks/);
     const audit = await all.readResource({ uri: "opencode://audit" });
     expect(JSON.parse((audit.contents[0] as { text: string }).text)).toEqual([expect.objectContaining({ tool: "oc_delegate", session_id: "ses_a" })]);
     await expect(all.readResource({ uri: "opencode://session/nope/diff" })).rejects.toThrow(/expected opencode:\/\/session\/ses_…\/diff/);

@@ -1,8 +1,10 @@
 // The compact tools/list: what it leaves out carries no meaning, what it keeps is the zod truth, and
-// the default configuration stays under the context budget every client pays (docs/performance.md).
+// the default configuration stays within the context budget every client pays (docs/performance.md).
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { compactSchema } from "../../../src/mcp/listing/compact-listing.js";
+import { TOOLS_LIST_BUDGET_CHARS } from "../../../src/mcp/listing/budget.js";
+import { clientHints, compactSchema } from "../../../src/mcp/listing/compact-listing.js";
+import { ALL_TOOLS } from "../../../src/mcp/tools/index.js";
 import { listedTools } from "../../../src/mcp/listing/listed-tools.js";
 import { clamped } from "../../../src/mcp/shared-fields.js";
 
@@ -34,10 +36,26 @@ describe("compactSchema", () => {
 });
 
 describe("tools/list size", () => {
-  it("the default toolsets list in under 12,000 characters (npm run bench:schema prints the figures)", async () => {
+  it(`the default toolsets list within ${TOOLS_LIST_BUDGET_CHARS} characters (npm run bench:schema prints the figures)`, async () => {
     const tools = await listedTools({});
     expect(tools).toHaveLength(16);
-    expect(JSON.stringify({ tools }).length).toBeLessThan(12_000);
+    expect(JSON.stringify({ tools }).length).toBeLessThanOrEqual(TOOLS_LIST_BUDGET_CHARS);
+  });
+
+  it("lists only the hints a client cannot infer from MCP's defaults, and a client reads them back as defined", async () => {
+    const listed = await listedTools({ OPENCODE_CONDUCTOR_TOOLSETS: "all" });
+    const delegate = listed.find((t) => t.name === "oc_delegate")!;
+    expect(delegate).not.toHaveProperty("annotations");
+    expect(listed.find((t) => t.name === "oc_result")!.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
+    for (const def of ALL_TOOLS) {
+      const { destructiveHint, idempotentHint, ...always } = def.annotations;
+      const expected = def.annotations.readOnlyHint ? always : { ...always, destructiveHint, idempotentHint };
+      expect(clientHints(listed.find((t) => t.name === def.name)!.annotations), def.name).toEqual(expected);
+    }
+  });
+
+  it("leaves titles to the docs: a model reads names and descriptions", async () => {
+    for (const tool of await listedTools({ OPENCODE_CONDUCTOR_TOOLSETS: "all" })) expect(tool, tool.name).not.toHaveProperty("title");
   });
 
   it("carries no SDK noise: no $schema, no execution, no empty additionalProperties", async () => {

@@ -4,7 +4,8 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
-import { loadSpec, responseSchema } from "../../../codegen/lib/spec.js";
+import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { responseSchema } from "../../../src/openapi/spec.js";
 import { isEventStream, loadFixture, SCENARIOS, type Fixture } from "../../support/fixture.js";
 
 // ajv-formats is CommonJS: under NodeNext its plugin may sit on `.default`.

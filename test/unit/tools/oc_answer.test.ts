@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { describeRecordedCalls, expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, inputProperties, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_answer";
 
@@ -16,17 +17,17 @@ describe(`${TOOL} schema`, () => {
     expect(tool.inputSchema.required).toEqual(["request_id"]);
     expect(props.decision!.enum).toEqual(["once", "always", "reject"]);
     expect(props.answers).toMatchObject({ type: "array", items: { type: "array", items: { type: "string" } } });
-    expect(tool.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
   });
 });
 
 describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it.each([
-    ["an empty request id", { request_id: "" }, /Too small: expected string to have >=1 characters at request_id/],
+    ["an empty request id", { request_id: "" }, /request_id: Too small: expected string to have >=1 characters/],
     ["a permission without a decision", { request_id: "per_1" }, /A permission request needs `decision`: "once", "always" or "reject"/],
     ["a question without answers", { request_id: "que_1" }, /A question needs `answers` \(e\.g\. \[\["Blue"\]\]\) or `decision: "reject"`/],
-    ["an unknown decision", { request_id: "per_1", decision: "yes" }, /expected one of "once"\|"always"\|"reject" at decision/],
+    ["an unknown decision", { request_id: "per_1", decision: "yes" }, /decision: Invalid option: expected one of "once"\|"always"\|"reject"/],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { describeRecordedCalls, expectCleanError, useNoOpencode, useToolReplay } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_api";
 
@@ -15,7 +16,7 @@ describe(`${TOOL} schema`, () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required ?? []).toEqual([]);
     expect(Object.keys(tool.inputSchema.properties!)).toEqual(["operation", "method", "path", "params", "query", "body", "directory", "max_chars"]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: false, destructiveHint: true });
   });
 });
 

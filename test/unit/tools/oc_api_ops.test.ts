@@ -1,9 +1,15 @@
-// oc_api_ops: schema and its handler, which reads only the operation table (the pinned spec for a
-// server whose spec is the pinned one): lookups by words, the grouped index, one operation's full
-// input by id or by METHOD /path, close ids for a typo, and WebSocket routes marked.
+// oc_api_ops: schema, its recorded calls (test/fixtures/1.18.33/tools/api-ops.json) compared with
+// the recorded server's own document (its version is the pin's, whose `GET /doc` is vendored byte
+// for byte in spec/openapi.json), and its handler, which reads only the operation table: lookups by
+// words, the grouped index, one operation's full input by id or by METHOD /path, close ids for a
+// typo, and WebSocket routes marked.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
+import { listOperations, type OpenApiDocument } from "../../../src/openapi/spec.js";
+import { specInfo } from "../../../generated/operations.js";
+import { describeRecordedCalls, expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_api_ops";
 
@@ -14,9 +20,53 @@ describe(`${TOOL} schema`, () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required ?? []).toEqual([]);
     expect(Object.keys(tool.inputSchema.properties!)).toEqual(["search", "operation", "limit"]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: true });
   });
 });
+
+/** The recorded server's own document: the pin's `GET /doc`, when the recording's opencode is the pin. */
+function serverDocument(version: string) {
+  expect(version).toBe(specInfo.opencodeVersion);
+  const doc = JSON.parse(readFileSync(new URL("../../../spec/openapi.json", import.meta.url), "utf8")) as OpenApiDocument;
+  return { doc, operations: listOperations(doc) };
+}
+
+describeRecordedCalls(TOOL, [
+  {
+    scenario: "api-ops",
+    call: 0,
+    answer: "ok",
+    check: (r, { fixture }) => {
+      const { operations } = serverDocument(fixture.opencodeVersion);
+      expect(r.data.total).toBe(operations.length);
+      const rows = r.data.operations as Array<{ id: string; method: string; path: string }>;
+      expect(rows).toHaveLength(5);
+      for (const row of rows) expect(operations).toContainEqual(expect.objectContaining({ id: row.id, method: row.method.toLowerCase(), path: row.path }));
+    },
+  },
+  {
+    scenario: "api-ops",
+    call: 1,
+    answer: "ok",
+    check: (r, { fixture }) => {
+      const { operations } = serverDocument(fixture.opencodeVersion);
+      const rows = r.data.operations as Array<{ id: string }>;
+      expect(rows[0]!.id).toBe("session.messages");
+      for (const row of rows) expect(operations.map((o) => o.id)).toContain(row.id);
+    },
+  },
+  {
+    scenario: "api-ops",
+    call: 2,
+    answer: "ok",
+    check: (r, { fixture }) => {
+      const { doc } = serverDocument(fixture.opencodeVersion);
+      const op = r.data.operation as { method: string; path: string; body: { required: string[] } };
+      const body = (doc.paths as Record<string, Record<string, any>>)[op.path]![op.method.toLowerCase()].requestBody.content["application/json"].schema;
+      expect(op.body.required).toEqual(body.required);
+    },
+  },
+]);
 
 describe(`${TOOL} handler (nothing reaches opencode)`, () => {
   const none = useNoOpencode();

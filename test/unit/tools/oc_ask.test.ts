@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { describeRecordedCalls, expectCleanError, recordedEvents, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_ask";
 
@@ -12,16 +13,21 @@ describe(`${TOOL} schema`, () => {
   it("needs a question; read-only", async () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required).toEqual(["question"]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: true });
   });
 });
 
 describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it.each([
-    ["no question", {}, /Invalid arguments for tool oc_ask: .*at question/],
+    ["no question", {}, /Invalid arguments for tool oc_ask: question: /],
     // The core names the field `task` (it is oc_delegate's): the message still says what to do.
     ["an empty question", { question: "" }, /`question` is empty: ask something about the project/],
+    [
+      "a question longer than one prompt takes",
+      { question: "x".repeat(1_000_001) },
+      /`question` is 1,000,001 characters; one prompt takes at most 1,000,000 .* \(or attach it with `files`\)\.$/,
+    ],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

@@ -1,7 +1,10 @@
-// oc_audit: schema and its handler on the server's own trail (a temp state dir): calls that
-// change something are recorded, read back newest first with filters; auditing off says so.
+// oc_audit: schema, its answers on a recorded task (test/fixtures/1.18.33/tools/audit.json: the
+// line's session, outcome, model and tokens are what opencode recorded of the turn), and its
+// handler on the server's own trail (a temp state dir): calls that change something are recorded,
+// read back with filters; auditing off says so.
 import { describe, expect, it } from "vitest";
-import { expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
+import { recordedCallOutcome, sessionAsTold } from "../../support/recorded-outcome.js";
+import { describeRecordedCalls, expectCleanError, useNoOpencode, type ToolReplay } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
 
 const TOOL = "oc_audit";
@@ -12,10 +15,40 @@ describe(`${TOOL} schema`, () => {
   it("takes only optional filters; read-only", async () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required ?? []).toEqual([]);
-    expect(Object.keys(tool.inputSchema.properties!)).toEqual(["session_id", "tool", "since", "until", "limit"]);
+    expect(Object.keys(tool.inputSchema.properties!)).toEqual(["session_id", "tool", "since", "until", "limit", "before"]);
     expect(tool.annotations?.readOnlyHint).toBe(true);
   });
 });
+
+/** The audit line of the recorded task, as opencode's record of its turn fixes it. */
+function expectTaskLine(entries: Array<Record<string, unknown>>, { fixture }: ToolReplay): void {
+  const task = recordedCallOutcome(fixture, 0);
+  const [sessionId, outcome] = Object.entries(task.sessions)[0]!;
+  const reply = sessionAsTold(fixture, sessionId, Infinity).messages.findLast((m) => m.info.role === "assistant")!;
+  expect(entries).toEqual([
+    expect.objectContaining({
+      tool: "oc_delegate",
+      session_id: sessionId,
+      outcome: outcome.status,
+      tokens: outcome.tokens,
+      model: `${reply.info.providerID}/${reply.info.modelID}`,
+    }),
+  ]);
+}
+
+describeRecordedCalls(TOOL, [
+  { scenario: "audit", call: 1, answer: "ok", check: (r, replay) => expectTaskLine(r.data.entries as Array<Record<string, unknown>>, replay) },
+  { scenario: "audit", call: 2, answer: "ok", check: (r, replay) => expectTaskLine(r.data.entries as Array<Record<string, unknown>>, replay) },
+  {
+    scenario: "audit",
+    call: 3,
+    answer: "ok",
+    check: (r, replay) => {
+      expectTaskLine(r.data.entries as Array<Record<string, unknown>>, replay);
+      expect(r.text).toMatch(/ oc_delegate +done +ses_0001 +model=fake\/scripted +tokens=\d+ /);
+    },
+  },
+]);
 
 describe(`${TOOL} on the server's trail (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
@@ -41,6 +74,19 @@ describe(`${TOOL} on the server's trail (nothing reaches opencode)`, () => {
     expect((await m.call(TOOL, { session_id: "ses_0000000000000000000000000" })).data.entries).toEqual([]);
   });
 
+  it("reads a page at a time from the newest back: `next` goes on with older entries", async () => {
+    const m = await none.mcp();
+    for (const task of ["first", "second", "third"]) await m.call("oc_delegate", { task, bogus: 1 });
+    const newest = await m.call(TOOL, { limit: 2 });
+    expect((newest.data.entries as Array<{ prompt: { first_line: string } }>).map((e) => e.prompt.first_line)).toEqual(["second", "third"]);
+    expect(newest.data.next).toEqual(expect.any(String));
+    expect(newest.text).toContain(`Older entries may match: oc_audit {"limit":2,"before":"${newest.data.next}"}`);
+    const older = await m.call(TOOL, { limit: 2, before: newest.data.next });
+    expect((older.data.entries as Array<{ prompt: { first_line: string } }>).map((e) => e.prompt.first_line)).toEqual(["first"]);
+    expect(older.data.next).toBeUndefined();
+    expectCleanError(await m.call(TOOL, { before: "nonsense" }), 'Invalid input to oc_audit: `before` "nonsense" is not a cursor');
+  });
+
   it("filters by time: an ISO time or an age", async () => {
     const m = await none.mcp();
     await m.call("oc_delegate", { task: "x", bogus: 1 });
@@ -60,6 +106,13 @@ describe(`${TOOL} on the server's trail (nothing reaches opencode)`, () => {
     expectCleanError(r, `Invalid input to oc_audit: \`${field}\` ${JSON.stringify(value.slice(0, 200)).slice(0, -1)}`);
     expect(r.text).toMatch(/is not a time: give an ISO date or time \(2026-11-29, 2026-11-29T18:00:00Z\) or an age \(30m, 2h, 7d: that long ago\)\.$/);
     expect(r.text.length).toBeLessThan(400);
+  });
+
+  it("refuses a session_id that is not one", async () => {
+    expectCleanError(
+      await (await none.mcp()).call(TOOL, { session_id: "my session" }),
+      /`session_id` must be an opencode id starting with "ses_", got "my session"/,
+    );
   });
 
   it("says when auditing is off", async () => {

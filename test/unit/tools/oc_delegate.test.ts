@@ -13,6 +13,7 @@ import {
   useToolReplay,
 } from "../../support/tool-replay.js";
 import { expectToolsnap, inputProperties, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_delegate";
 
@@ -26,8 +27,10 @@ describe(`${TOOL} schema`, () => {
     expect(props.permissions!.enum).toEqual(["auto", "readonly", "agent"]);
     expect(props.approvals!.enum).toEqual(["elicit", "return", "deny"]);
     expect(props.detail!.enum).toEqual(["final", "summary", "full"]);
-    expect(props.isolation!.enum).toEqual(["shared", "instance"]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
+    expect(props.isolation!.enum).toEqual(["shared", "instance", "worktree"]);
+    expect(props.setup!.type).toBe("string");
+    expect(props.base!.type).toBe("string");
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
     expect(Object.keys(tool.outputSchema!.properties!)).toEqual(["session_id", "status"]);
   });
 });
@@ -35,12 +38,23 @@ describe(`${TOOL} schema`, () => {
 describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it.each([
-    ["no task", {}, /Invalid arguments for tool oc_delegate: .*at task/],
+    ["no task", {}, /Invalid arguments for tool oc_delegate: task: /],
     ["an argument it does not take", { task: "x", bogus: 1 }, /oc_delegate does not take `bogus`\. Its arguments: task, /],
     ["a session id that is not one", { task: "x", session_id: "nope" }, /`session_id` must be an opencode id starting with "ses_", got "nope"/],
-    ["an unknown permissions preset", { task: "x", permissions: "all" }, /expected one of "auto"\|"readonly"\|"agent" at permissions/],
+    ["an unknown permissions preset", { task: "x", permissions: "all" }, /permissions: Invalid option: expected one of "auto"\|"readonly"\|"agent"/],
     ["a bad rule", { task: "x", rules: { bash: "maybe" } }, /Permission rule "bash" is "maybe": use "allow", "deny", "ask"/],
     ["isolation instance on a server without instances", { task: "x", isolation: "instance" }, /isolation "instance" needs private instances/],
+    ["isolation worktree on a server without instances", { task: "x", isolation: "worktree" }, /isolation "worktree" needs private instances/],
+    [
+      "isolation worktree for a continued session",
+      { task: "x", isolation: "worktree", session_id: "ses_continued" },
+      /isolation "worktree" starts a new session in a new worktree: leave out session_id/,
+    ],
+    [
+      "a task longer than one prompt takes",
+      { task: "x".repeat(1_000_001) },
+      /`task` is 1,000,001 characters; one prompt takes at most 1,000,000 .* \(or attach it with `files`\)\.$/,
+    ],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

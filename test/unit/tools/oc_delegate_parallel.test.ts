@@ -21,9 +21,14 @@ describe(`${TOOL} schema`, () => {
 describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it.each([
-    ["no tasks", { tasks: [] }, /Too small: expected array to have >=1 items at tasks/],
-    ["a per-task key it does not take", { tasks: [{ task: "a", checks: ["npm test"] }] }, /Unrecognized key: "checks" at tasks\[0\]/],
-    ["a task without its task", { tasks: [{ title: "a" }] }, /at tasks\[0\]\.task/],
+    ["no tasks", { tasks: [] }, /tasks: Too small: expected array to have >=1 items/],
+    ["a per-task key it does not take", { tasks: [{ task: "a", checks: ["npm test"] }] }, /tasks\.0: Unrecognized key: "checks"/],
+    ["a task without its task", { tasks: [{ title: "a" }] }, /tasks\.0\.task: /],
+    [
+      "a task longer than one prompt takes",
+      { tasks: [{ task: "a" }, { task: "x".repeat(1_000_001) }] },
+      /`task` is 1,000,001 characters; one prompt takes at most 1,000,000/,
+    ],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

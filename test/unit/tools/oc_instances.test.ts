@@ -1,8 +1,11 @@
-// oc_instances: schema and its handler on a server with no private instance (its registry lives
-// in the test's temp state dir): list says none, stop needs a target and names what it did not find.
-// Listing and stopping real instances is the e2e test test/e2e/mcp/isolation.test.ts.
+// oc_instances: schema, its recorded calls on a shared server with no private instance
+// (test/fixtures/1.18.33/tools/instances.json: opencode hears nothing of them, so the replay fails
+// on any request), and its handler there (its registry lives in the test's temp state dir): list
+// says none, stop needs a target and names what it did not find. Listing and stopping real
+// instances is the e2e test test/e2e/mcp/isolation.test.ts.
 import { describe, expect, it } from "vitest";
-import { expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
+import { callWindow } from "../../support/recorded-outcome.js";
+import { describeRecordedCalls, expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, inputProperties, listedTool } from "../../support/toolsnaps.js";
 
 const TOOL = "oc_instances";
@@ -18,6 +21,26 @@ describe(`${TOOL} schema`, () => {
   });
 });
 
+describeRecordedCalls(TOOL, [
+  {
+    scenario: "instances",
+    call: 0,
+    answer: "ok",
+    check: (r, { fixture }) => {
+      const { from, to } = callWindow(fixture, 0);
+      expect(fixture.interactions.filter((i) => i.atMs >= from && i.atMs < to)).toEqual([]);
+      expect(r.data).toEqual({ instances: [] });
+      expect(r.text).toBe("No private instances are running.");
+    },
+  },
+  {
+    scenario: "instances",
+    call: 1,
+    answer: "ok",
+    check: (r) => expect(r.text).toBe('No instance for "4242". Call oc_instances with action "list".'),
+  },
+]);
+
 describe(`${TOOL} without instances (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it("lists none", async () => {
@@ -29,7 +52,8 @@ describe(`${TOOL} without instances (nothing reaches opencode)`, () => {
 
   it.each([
     ["stop without a target", { action: "stop" }, /action "stop" needs `directory` or `pid` \(see action "list"\)/],
-    ["a pid that is not a positive integer", { action: "stop", pid: -1 }, /at pid/],
+    ["a pid that is not a positive integer", { action: "stop", pid: -1 }, /pid: /],
+    ["a directory longer than any path", { action: "stop", directory: "d".repeat(4_097) }, /`directory` is 4,097 characters, longer than any path \(4,096\)/],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { describeRecordedCalls, expectCleanError, recordedLastReply, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_interrupt";
 
@@ -12,7 +13,7 @@ describe(`${TOOL} schema`, () => {
   it("needs a session id; changes the session", async () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required).toEqual(["session_id"]);
-    expect(tool.annotations?.readOnlyHint).toBe(false);
+    expect(clientHints(tool.annotations).readOnlyHint).toBe(false);
   });
 });
 

@@ -1,7 +1,7 @@
 // oc_models: schema and recorded model lists (all, and a search), as opencode's provider
 // config listed them.
 import { describe, expect, it } from "vitest";
-import { describeRecordedCalls } from "../../support/tool-replay.js";
+import { describeRecordedCalls, expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
 
 const TOOL = "oc_models";
@@ -14,6 +14,13 @@ describe(`${TOOL} schema`, () => {
     expect(tool.inputSchema.required ?? []).toEqual([]);
     expect(Object.keys(tool.inputSchema.properties!)).toEqual(["search", "provider", "free_only", "limit", "directory"]);
     expect(tool.annotations?.readOnlyHint).toBe(true);
+  });
+});
+
+describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
+  const none = useNoOpencode();
+  it("refuses a search longer than any model name", async () => {
+    expectCleanError(await (await none.mcp()).call(TOOL, { search: "s".repeat(201) }), /`search` is 201 characters; at most 200 are accepted/);
   });
 });
 

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { describeRecordedCalls, expectCleanError, recordedEvents, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_pending";
 
@@ -12,7 +13,7 @@ describe(`${TOOL} schema`, () => {
   it("takes an optional session id; read-only", async () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required ?? []).toEqual([]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: true });
   });
 });
 

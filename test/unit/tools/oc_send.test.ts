@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { MISSING_SESSION } from "../../support/recording/scenarios.js";
 import { describeRecordedCalls, expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, inputProperties, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_send";
 
@@ -14,16 +15,21 @@ describe(`${TOOL} schema`, () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required).toEqual(["session_id", "message"]);
     expect(inputProperties(tool).delivery!.enum).toEqual(["queue", "steer"]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
   });
 });
 
 describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it.each([
-    ["no message", { session_id: MISSING_SESSION }, /Invalid arguments for tool oc_send: .*at message/],
-    ["an unknown delivery", { session_id: MISSING_SESSION, message: "hi", delivery: "now" }, /expected one of "queue"\|"steer" at delivery/],
+    ["no message", { session_id: MISSING_SESSION }, /Invalid arguments for tool oc_send: message: /],
+    ["an unknown delivery", { session_id: MISSING_SESSION, message: "hi", delivery: "now" }, /delivery: Invalid option: expected one of "queue"\|"steer"/],
     ["an id that is not a session's", { session_id: "ses", message: "hi" }, /`session_id` must be an opencode id starting with "ses_", got "ses"/],
+    [
+      "a message longer than one prompt takes",
+      { session_id: MISSING_SESSION, message: "x".repeat(1_000_001) },
+      /`message` is 1,000,001 characters; one prompt takes at most 1,000,000 \(more than most models can read at once\)\. Put the long content in a file in the project and name the file in the message\.$/,
+    ],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

@@ -1,11 +1,13 @@
 // oc_session: schema, the input errors it refuses before any request (each action's required
 // field), and every action on a recorded session (session-actions: info, messages, diff, todo,
 // export, rename, set_model, set_agent, fork, abort, shell, revert, unrevert, compact, archive,
-// delete), each compared with what opencode answered or recorded.
+// delete), each compared with what opencode answered or recorded. merge and remove_worktree work on
+// git and the worktree registry: test/unit/core/worktrees/ and the worktree e2e tests.
 import { describe, expect, it } from "vitest";
 import { MISSING_SESSION } from "../../support/recording/scenarios.js";
 import { describeRecordedCalls, expectCleanError, recordedMessages, useNoOpencode, useToolReplay } from "../../support/tool-replay.js";
 import { expectToolsnap, inputProperties, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_session";
 const ACTIONS = [
@@ -25,6 +27,8 @@ const ACTIONS = [
   "todo",
   "set_model",
   "set_agent",
+  "merge",
+  "remove_worktree",
 ];
 
 describe(`${TOOL} schema`, () => {
@@ -34,7 +38,7 @@ describe(`${TOOL} schema`, () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required).toEqual(["session_id", "action"]);
     expect(inputProperties(tool).action!.enum).toEqual(ACTIONS);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: false, destructiveHint: true });
   });
 });
 
@@ -48,6 +52,9 @@ describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
     ["shell without a command", on("shell"), /action "shell" needs `command`/],
     ["set_model without a model", on("set_model"), /action "set_model" needs `model`/],
     ["set_agent without an agent", on("set_agent"), /action "set_agent" needs `agent`/],
+    // The worktree actions read the state dir's worktree registry, never opencode.
+    ["merge of a session that is no worktree task", on("merge", { also: [MISSING_SESSION] }), /is not a worktree task \(none is on record for it/],
+    ["remove_worktree of a session that is no worktree task", on("remove_worktree"), /is not a worktree task/],
     ["an id that is not a session's", { session_id: "bad", action: "info" }, /`session_id` must be an opencode id starting with "ses_", got "bad"/],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);

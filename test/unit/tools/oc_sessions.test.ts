@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { describeRecordedCalls, expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_sessions";
 
@@ -11,7 +12,7 @@ describe(`${TOOL} schema`, () => {
   it("takes only optional filters; read-only", async () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required ?? []).toEqual([]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: true });
   });
 });
 

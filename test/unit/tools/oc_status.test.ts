@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { describeRecordedCalls } from "../../support/tool-replay.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_status";
 
@@ -13,7 +14,7 @@ describe(`${TOOL} schema`, () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required ?? []).toEqual([]);
     expect(Object.keys(tool.inputSchema.properties!)).toEqual(["directory", "spec_ops"]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: true });
   });
 });
 

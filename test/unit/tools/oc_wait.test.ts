@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { MISSING_SESSION } from "../../support/recording/scenarios.js";
 import { describeRecordedCalls, expectCleanError, recordedLastReply, useNoOpencode } from "../../support/tool-replay.js";
 import { expectToolsnap, inputProperties, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
 
 const TOOL = "oc_wait";
 
@@ -15,20 +16,20 @@ describe(`${TOOL} schema`, () => {
     const tool = await listedTool(TOOL);
     expect(tool.inputSchema.required).toEqual(["session_id"]);
     expect(Object.keys(inputProperties(tool))).toEqual(["session_id", "timeout_s", "detail", "interrupt_on_cancel", "approvals"]);
-    expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: true });
   });
 });
 
 describe(`${TOOL} input errors (nothing reaches opencode)`, () => {
   const none = useNoOpencode();
   it.each([
-    ["no session id", {}, /Invalid arguments for tool oc_wait: .*at session_id/],
+    ["no session id", {}, /Invalid arguments for tool oc_wait: session_id: /],
     [
       "an id that is not a session's",
       { session_id: "nope" },
       /`session_id` must be an opencode id starting with "ses_", got "nope". List sessions to find one. Next: oc_sessions/,
     ],
-    ["an unknown detail", { session_id: MISSING_SESSION, detail: "everything" }, /expected one of "final"\|"summary"\|"full" at detail/],
+    ["an unknown detail", { session_id: MISSING_SESSION, detail: "everything" }, /detail: Invalid option: expected one of "final"\|"summary"\|"full"/],
   ])("refuses %s", async (_name, args, message) => {
     expectCleanError(await (await none.mcp()).call(TOOL, args), message);
   });

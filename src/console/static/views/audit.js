@@ -1,22 +1,39 @@
-// The audit trail, newest first, with filters and pages; read again when the trail grows.
+// The audit trail, newest first, with filters and pages. Each page is read from the trail's end (or
+// where the previous page stopped, its `next` cursor): the newest page is read again when the trail
+// grows, an older page stays as it is and says how many entries came since.
 import { useEffect, useState } from "/vendor/hooks.mjs";
 import { html } from "../ui.js";
 
 export function AuditPage({ version }) {
   const [filters, setFilters] = useState({ session: "", tool: "", outcome: "", since: "", until: "" });
+  // cursors[n]: where page n starts (page 0: the end of the trail).
+  const [cursors, setCursors] = useState([undefined]);
   const [page, setPage] = useState(0);
   const [data, setData] = useState();
   const [error, setError] = useState("");
+  const [seen, setSeen] = useState(version);
+  const newestVersion = page === 0 ? version : seen;
   useEffect(() => {
-    const q = new URLSearchParams({ page: String(page) });
+    const q = new URLSearchParams();
     for (const [k, v] of Object.entries(filters)) if (v) q.set(k, k === "since" || k === "until" ? new Date(v).toISOString() : v);
+    if (cursors[page]) q.set("before", cursors[page]);
     fetch(`/api/audit?${q}`)
       .then(async (r) => ({ ok: r.ok, body: await r.json() }))
-      .then(({ ok, body }) => (ok ? (setData(body), setError("")) : setError(body.error)));
-  }, [version, page, JSON.stringify(filters)]);
-  const set = (k) => (e) => (setPage(0), setFilters({ ...filters, [k]: e.currentTarget.value }));
+      .then(({ ok, body }) => {
+        if (!ok) return setError(body.error);
+        setData(body);
+        setError("");
+        if (body.next) setCursors((c) => [...c.slice(0, page + 1), body.next]);
+      });
+  }, [newestVersion, page, JSON.stringify(filters)]);
+  const go = (n) => {
+    if (page === 0) setSeen(version);
+    setPage(n);
+  };
+  const set = (k) => (e) => (setPage(0), setCursors([undefined]), setFilters({ ...filters, [k]: e.currentTarget.value }));
+  const newer = page > 0 ? version - seen : 0;
   return html`
-    <h2>Audit trail ${data ? html`<span class="muted small">${data.total} entries</span>` : ""}</h2>
+    <h2>Audit trail <span class="muted small">newest first</span></h2>
     ${data?.off ? html`<p class="muted">Auditing is off (OPENCODE_CONDUCTOR_AUDIT=off).</p>` : ""}
     <div class="filters">
       <label>Session <input value=${filters.session} onInput=${set("session")} placeholder="ses_…" /></label>
@@ -38,6 +55,7 @@ export function AuditPage({ version }) {
       <label>Until <input type="datetime-local" value=${filters.until} onInput=${set("until")} /></label>
     </div>
     ${error ? html`<p class="error" role="alert">${error}</p>` : ""}
+    ${newer > 0 ? html`<p class="muted small">The trail grew since this page was read: <a href="#/audit" onClick=${() => go(0)}>back to the newest</a>.</p>` : ""}
     <div class="scroll">
       <table class="audit">
         <thead>
@@ -71,10 +89,15 @@ export function AuditPage({ version }) {
         </tbody>
       </table>
     </div>
+    ${
+      data?.next && data.entries.length < data.size && data.reached
+        ? html`<p class="muted small">This page read the trail back to ${new Date(data.reached).toLocaleString("en-GB")}; older entries may match.</p>`
+        : ""
+    }
     <nav class="pager" aria-label="Audit pages">
-      <button disabled=${!data || page === 0} onClick=${() => setPage(page - 1)}>← newer</button>
-      <span>page ${data ? data.page + 1 : 1} of ${data?.pages ?? 1}</span>
-      <button disabled=${!data || page + 1 >= data.pages} onClick=${() => setPage(page + 1)}>older →</button>
+      <button disabled=${page === 0} onClick=${() => go(page - 1)}>← newer</button>
+      <span>page ${page + 1}</span>
+      <button disabled=${!data?.next} onClick=${() => go(page + 1)}>older →</button>
     </nav>
   `;
 }

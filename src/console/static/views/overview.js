@@ -1,6 +1,6 @@
 // The first view: pending approvals (if any), every task with filters, and the timeline.
 import { useState } from "/vendor/hooks.mjs";
-import { count, elapsed, html, money, shortDir, StatusBadge, taskLabel } from "../ui.js";
+import { count, elapsed, html, mergeState, money, shortDir, StatusBadge, taskLabel } from "../ui.js";
 import { PendingList } from "./pending.js";
 import { Timeline } from "./timeline.js";
 
@@ -41,6 +41,7 @@ export function TaskTable({ tasks, now }) {
               <td>
                 <a href=${`#/task/${t.id}`}>${taskLabel(t)}</a>
                 <div class="muted small">${t.id} · pid ${t.pid}</div>
+                ${t.worktree?.branch ? html`<div class="small" data-testid="task-branch"><code>${t.worktree.branch}</code> · ${mergeState(t.worktree)}</div>` : ""}
               </td>
               <td>
                 ${t.model ?? "default"}${t.fallbacks.length ? html`<div class="small warn">fallback: ${t.fallbacks.map((f) => f.to).join(" → ")}</div>` : ""}

@@ -3,6 +3,13 @@
 import { useState } from "/vendor/hooks.mjs";
 import { html, post, taskLabel, time } from "../ui.js";
 
+/** The task a request belongs to: one of the state dir's, or a task of the fleet's queue (a worker's session). */
+function where(r, task) {
+  if (task) return html`<a href=${`#/task/${task.id}`}>${taskLabel(task)}</a>`;
+  if (r.task_id) return html`<a href="#/queue" data-testid="pending-task">queue task ${r.task_id}</a> (${r.sessionId})`;
+  return r.sessionId;
+}
+
 function Permission({ r, task }) {
   const [message, setMessage] = useState("");
   const [error, setError] = useState("");
@@ -15,7 +22,7 @@ function Permission({ r, task }) {
   const description = typeof r.metadata?.description === "string" ? r.metadata.description : "";
   return html`<article class="request" data-testid="pending" data-request=${r.id}>
     <h3>Permission: <code>${r.permission}</code></h3>
-    <p class="muted small">${task ? html`<a href=${`#/task/${task.id}`}>${taskLabel(task)}</a>` : r.sessionId} · asked ${time(r.asked_at)} · ${r.server}</p>
+    <p class="muted small">${where(r, task)} · asked ${time(r.asked_at)} · ${r.server}</p>
     <pre class="what">${r.patterns.join("\n") || "(no pattern)"}</pre>
     ${description ? html`<p>${description}</p>` : ""}
     ${r.always.length ? html`<p class="small muted">“Always” also allows from now on: ${r.always.join(", ")}</p>` : ""}
@@ -48,7 +55,7 @@ function Question({ r, task }) {
   const answers = r.questions.map((_, i) => (texts[i].trim() ? [texts[i].trim()] : choices[i]));
   return html`<article class="request" data-testid="pending" data-request=${r.id}>
     <h3>Question</h3>
-    <p class="muted small">${task ? html`<a href=${`#/task/${task.id}`}>${taskLabel(task)}</a>` : r.sessionId} · asked ${time(r.asked_at)}</p>
+    <p class="muted small">${where(r, task)} · asked ${time(r.asked_at)}</p>
     ${r.questions.map(
       (q, i) =>
         html`<fieldset>

@@ -1,7 +1,8 @@
 // One task: what it is, its transcript as it streams (text, reasoning folded, tool calls with input
-// and output), the diff of each changed file, checks and budget. Agent text is rendered as text.
+// and output), the diff of each changed file, checks and budget; for a worktree task its branch,
+// base and merge state, and the diff of its branch. Agent text is rendered as text.
 import { useEffect, useState } from "/vendor/hooks.mjs";
-import { count, elapsed, html, money, StatusBadge, taskLabel } from "../ui.js";
+import { count, elapsed, html, mergeState, money, StatusBadge, taskLabel } from "../ui.js";
 import { PendingList } from "./pending.js";
 
 function applyParts(transcript, parts, id, since) {
@@ -51,6 +52,25 @@ function Part({ p }) {
   </details>`;
 }
 
+function Worktree({ w }) {
+  return html`<h3>Worktree</h3>
+    <dl class="facts" data-testid="worktree" data-state=${w.state} data-branch=${w.branch ?? ""}>
+      <dt>Branch</dt>
+      <dd>
+        ${w.branch ? html`<code>${w.branch}</code>` : w.state === "finished" ? html`<span class="muted">none (nothing changed)</span>` : html`<span class="muted">made when the task ends</span>`}
+      </dd>
+      <dt>Base · head</dt>
+      <dd><code>${w.base.slice(0, 12)}</code>${w.head ? html` → <code>${w.head.slice(0, 12)}</code>` : ""}</dd>
+      <dt>Checkout</dt>
+      <dd>
+        ${w.checkout_removed ? html`<span class="muted">removed after its time (the branch stays)</span>` : html`<code>${w.path}</code>`} · CONDUCTOR_PORT
+        ${w.port}
+      </dd>
+      <dt>Merge</dt>
+      <dd data-testid="merge-state">${mergeState(w)}</dd>
+    </dl>`;
+}
+
 function Diff({ file }) {
   const lines = (file.patch ?? "").split("\n");
   return html`<details class="diff" open data-testid="diff" data-file=${file.file}>
@@ -74,8 +94,8 @@ export function TaskPage({ id, task, parts, pending, now }) {
       .then((r) => r.json())
       .then((d) => gone || (setDetail(d), setSince(mark)));
     return () => (gone = true);
-    // Read again when the task ends: the diff exists only then.
-  }, [id, ended, task?.files.length]);
+    // Read again when the task ends: the diff exists only then (a worktree task's once its work is committed).
+  }, [id, ended, task?.files.length, task?.worktree?.head]);
   if (!task) return html`<p class="muted">No task ${id} (yet).</p>`;
   const transcript = applyParts(detail?.transcript ?? [], parts, id, since);
   const mine = pending.filter((r) => r.sessionId === id);
@@ -142,9 +162,10 @@ export function TaskPage({ id, task, parts, pending, now }) {
             </ul>`
         : ""
     }
-    <h3>Files changed <span class="muted small">${task.files.length}</span></h3>
+    ${task.worktree ? html`<${Worktree} w=${task.worktree} />` : ""}
+    <h3>Files changed <span class="muted small">${task.worktree && detail?.diff ? detail.diff.length : task.files.length}</span></h3>
     ${
-      task.files.length === 0
+      task.files.length === 0 && !(task.worktree && detail?.diff?.length)
         ? html`<p class="muted">None.</p>`
         : (detail?.diff ?? []).length
           ? detail.diff.map((f) => html`<${Diff} file=${f} />`)

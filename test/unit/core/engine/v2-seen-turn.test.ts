@@ -1,11 +1,11 @@
-// The messages a 2.x watch rebuilds from the durable events (engine/v2-seen-turn.ts) against the
+// The messages a 2.x watch rebuilds from the durable events (engine/v2/v2-seen-turn.ts) against the
 // messages the real server returned at the end of the same recorded scenario (`npm run record --
 // --v2`): the summary the conductor gives at the outcome event must be the one it would have read.
 // The decline cases cut or reorder a recorded stream, as a dropped connection would.
 import { describe, expect, it } from "vitest";
 import type { V2Event } from "../../../../src/client/v2/events.js";
-import { messagesFromV2 } from "../../../../src/core/engine/v2-messages.js";
-import { V2Signals } from "../../../../src/core/engine/v2-signals.js";
+import { messagesFromV2 } from "../../../../src/core/engine/v2/v2-messages.js";
+import { V2Signals } from "../../../../src/core/engine/v2/v2-signals.js";
 import { summarizeTurn } from "../../../../src/core/turns/summary.js";
 import { loadV2Session, V2_SCENARIOS, type V2ScenarioName } from "../../../support/fixture.js";
 

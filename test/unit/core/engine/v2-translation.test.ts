@@ -1,14 +1,14 @@
 // The v2 engine's translations, on streams and messages recorded from the real opencode 2.x server
 // (`npm run record -- --v2`), never hand-made ones: what a 2.x event means for a followed turn
-// (engine/v2-signals.ts: tool progress and the file a write named, the permission request or
+// (engine/v2/v2-signals.ts: tool progress and the file a write named, the permission request or
 // question form that blocks it, its answer, a step's usage for budgets), and 2.x messages in the
-// core's shape (engine/v2-messages.ts), from which the summary reads the answer, tools, files and
+// core's shape (engine/v2/v2-messages.ts), from which the summary reads the answer, tools, files and
 // outcome that the server recorded.
 import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { WatchSignal } from "../../../../src/core/engine/engine.js";
-import { messagesFromV2 } from "../../../../src/core/engine/v2-messages.js";
-import { V2Signals, V2Usage } from "../../../../src/core/engine/v2-signals.js";
+import { messagesFromV2 } from "../../../../src/core/engine/v2/v2-messages.js";
+import { V2Signals, V2Usage } from "../../../../src/core/engine/v2/v2-signals.js";
 import { summarizeTurn } from "../../../../src/core/turns/summary.js";
 import { loadV2Session, type V2ScenarioName } from "../../../support/fixture.js";
 

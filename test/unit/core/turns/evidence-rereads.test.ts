@@ -8,7 +8,7 @@
 // And the timing rules alone: when a read is due, given what the session said since the prompt.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { CoreContext } from "../../../../src/core/context.js";
-import { V1Engine } from "../../../../src/core/engine/v1.js";
+import { V1Engine } from "../../../../src/core/engine/v1/v1-engine.js";
 import { EventHub } from "../../../../src/core/event-hub.js";
 import { EvidenceRereads, SETTLE_MS, SILENT_START_MS, START_GRACE_MS } from "../../../../src/core/turns/evidence-rereads.js";
 import { runTurn } from "../../../../src/core/turns/turn.js";

@@ -2,11 +2,11 @@
 // record -- --v2`), never hand-made ones: for each way a 2.x execution ends, the machine must end
 // the turn at the outcome event with the verdict that opencode recorded (the session's messages
 // read once it settled), also for two prompts answered by one execution.
+import type { TurnVerdict } from "../../../../src/core/model/turn-outcome.js";
 import { describe, expect, it } from "vitest";
 import type { V2Event } from "../../../../src/client/v2/events.js";
 import { TurnMachine } from "../../../../src/core/turns/machine.js";
-import type { TurnVerdict } from "../../../../src/core/turns/record.js";
-import { recordedMessagesV2, V2_MACHINE_OPTIONS, V2TurnEvents, type V2MessageRecord } from "../../../../src/core/turns/v2-events.js";
+import { recordedMessagesV2, V2_MACHINE_OPTIONS, V2TurnEvents, type V2MessageRecord } from "../../../../src/core/engine/v2/v2-events.js";
 import { isEventStream, loadV2Fixture, type V2ScenarioName } from "../../../support/fixture.js";
 
 interface Recorded {

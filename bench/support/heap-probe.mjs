@@ -1,0 +1,21 @@
+// Loaded into the MCP server a benchmark starts (`node --expose-gc --import <this> dist/cli.js`):
+// on SIGUSR2 it collects garbage and writes the process's memory figures to BENCH_HEAP_FILE, so the
+// benchmark can read the heap a real server keeps after a full GC without changing the server.
+import { renameSync, writeFileSync } from "node:fs";
+import process from "node:process";
+import { setTimeout } from "node:timers";
+
+const file = process.env.BENCH_HEAP_FILE;
+if (file) {
+  process.on("SIGUSR2", () => {
+    globalThis.gc?.();
+    // What a FinalizationRegistry holds for an object just collected (undici keeps one entry per
+    // fetch) is released by its cleanup task, which runs after the GC: let it, then collect again.
+    setTimeout(() => {
+      globalThis.gc?.();
+      globalThis.gc?.();
+      writeFileSync(`${file}.part`, JSON.stringify({ ...process.memoryUsage(), at: Date.now() }));
+      renameSync(`${file}.part`, file); // whole or not at all for the reader
+    }, 200);
+  });
+}

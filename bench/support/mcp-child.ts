@@ -1,0 +1,102 @@
+// The built MCP server (dist/cli.js) as a child process over stdio, as a user's client runs it, with
+// what a benchmark reads from outside: its CPU time and memory (/proc/PID), its heap after a full GC
+// (heap-probe.mjs, on request), and optionally pinned to some cores (taskset).
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CLI, toolCallOf, type ToolCall } from "../../test/support/mcp-client.js";
+import { scratchHome } from "../../test/support/scratch-home.js";
+
+const PROBE = fileURLToPath(new URL("./heap-probe.mjs", import.meta.url));
+const TICKS_PER_S = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
+
+export interface McpChild {
+  pid: number;
+  call(name: string, args?: Record<string, unknown>): Promise<ToolCall>;
+  /** User + system CPU time the server has used so far (ms; the kernel counts in ticks of 10 ms). */
+  cpuMs(): number;
+  /** The same, split into user and system (kernel) time. */
+  cpuSplit(): { userMs: number; systemMs: number };
+  /** Resident memory now and its high-water mark (MB). */
+  memory(): { rssMb: number; peakMb: number };
+  /** The heap after a full GC (MB), read through the probe. */
+  heapAfterGc(): Promise<number>;
+  /** Its state dir (ledger, audit trail, task records). */
+  stateDir: string;
+  close(): Promise<void>;
+}
+
+export interface McpChildOptions {
+  /** `taskset -c` list, e.g. "1": the server runs on these cores only. */
+  cpus?: string;
+  env?: Record<string, string>;
+}
+
+export async function startMcpChild(server: { url: string; password: string; directory: string }, options: McpChildOptions = {}): Promise<McpChild> {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first.`);
+  const work = mkdtempSync(join(tmpdir(), "occ-bench-mcp-"));
+  const heapFile = join(work, "heap.json");
+  const stateDir = join(work, "state");
+  // BENCH_CPU_PROF=DIR: a V8 CPU profile of the server lands in DIR when it exits (for looking into a figure).
+  const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const node = [process.execPath, "--expose-gc", ...profile, "--import", PROBE, CLI];
+  const [command, ...args] = options.cpus ? ["taskset", "-c", options.cpus, ...node] : node;
+  const transport = new StdioClientTransport({
+    command: command!,
+    args,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: scratchHome(),
+      OPENCODE_URL: server.url,
+      OPENCODE_PASSWORD: server.password,
+      OPENCODE_CONDUCTOR_DIRECTORY: server.directory,
+      OPENCODE_CONDUCTOR_STATE_DIR: stateDir,
+      BENCH_HEAP_FILE: heapFile,
+      ...options.env,
+    },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(transport);
+  const pid = transport.pid!;
+  const status = () => readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status())?.[1] ?? 0);
+  const cpuSplit = () => {
+    // /proc/PID/stat: the command may hold spaces, so count fields after its closing parenthesis.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return { userMs: (Number(fields[11]) / TICKS_PER_S) * 1000, systemMs: (Number(fields[12]) / TICKS_PER_S) * 1000 };
+  };
+  return {
+    pid,
+    stateDir,
+    async call(name, args = {}) {
+      const raw = (await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 })) as CallToolResult;
+      return toolCallOf(raw);
+    },
+    cpuMs() {
+      const { userMs, systemMs } = cpuSplit();
+      return userMs + systemMs;
+    },
+    cpuSplit,
+    memory: () => ({ rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 }),
+    async heapAfterGc() {
+      rmSync(heapFile, { force: true });
+      process.kill(pid, "SIGUSR2");
+      const deadline = Date.now() + 30_000;
+      while (!existsSync(heapFile)) {
+        if (Date.now() > deadline) throw new Error("the MCP server did not report its heap within 30 s");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return (JSON.parse(readFileSync(heapFile, "utf8")) as { heapUsed: number }).heapUsed / 2 ** 20;
+    },
+    async close() {
+      await client.close();
+      rmSync(work, { recursive: true, force: true });
+    },
+  };
+}

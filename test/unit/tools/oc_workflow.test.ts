@@ -1,0 +1,65 @@
+// oc_workflow: its schema (in the workflows toolset, outside the default tools/list), the project's
+// workflows listed with a refused one's error, and malformed workflows, missing inputs and unknown
+// runs refused before anything reaches opencode. Runs against the real opencode are in
+// test/e2e/mcp/workflows.test.ts and test/e2e/core/workflows.test.ts.
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
+import { listedTools } from "../../../src/mcp/listing/listed-tools.js";
+import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
+import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
+
+const TOOL = "oc_workflow";
+let project: string;
+beforeAll(() => {
+  project = mkdtempSync(join(tmpdir(), "occ-wf-unit-"));
+});
+afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+const GOOD = "name: one step\ninputs:\n  bug: {}\nsteps:\n  - name: fix\n    kind: agent\n    prompt: 'Fix {{inputs.bug}}'\n";
+
+describe(`${TOOL} schema`, () => {
+  it("matches its snapshot", async () => expectToolsnap(await listedTool(TOOL)));
+
+  it("is in the workflows toolset: not in the default tools/list", async () => {
+    expect((await listedTools({})).map((t) => t.name)).not.toContain(TOOL);
+    expect((await listedTools({ OPENCODE_CONDUCTOR_TOOLSETS: "workflows" })).map((t) => t.name)).toEqual([TOOL]);
+    const tool = await listedTool(TOOL);
+    expect(tool.inputSchema.required).toEqual(["action"]);
+    expect(clientHints(tool.annotations)).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+  });
+});
+
+describe(`${TOOL} refusals and listing (nothing reaches opencode)`, () => {
+  const none = useNoOpencode({ env: { OPENCODE_CONDUCTOR_TOOLSETS: "workflows" } });
+
+  it("lists the project's workflows, a malformed one with its error naming the field and line", async () => {
+    await mkdir(join(project, ".opencode", "workflows"), { recursive: true });
+    await writeFile(join(project, ".opencode", "workflows", "good.yaml"), GOOD);
+    await writeFile(join(project, ".opencode", "workflows", "bad.yml"), GOOD.replace("kind: agent", "kind: robot"));
+    const m = await none.mcp();
+    const r = await m.call(TOOL, { action: "list", directory: project });
+    expect(r.isError, r.text).toBe(false);
+    expect(r.text).toContain("good: fix(agent)");
+    expect(r.text).toContain("bad: refused: ");
+    expect(r.text).toContain('bad.yml:6: steps[0].kind: unknown step kind "robot"');
+    expect((r.data.workflows as Array<{ name: string }>).map((w) => w.name)).toEqual(["bad", "good"]);
+  });
+
+  it.each([
+    [{ action: "start", text: GOOD.replace("kind: agent", "kind: robot"), inputs: { bug: "b" } }, 'inline:6: steps[0].kind: unknown step kind "robot"'],
+    [{ action: "start", text: GOOD }, 'needs the input "bug"'],
+    [{ action: "start", text: GOOD.replace("{{inputs.bug}}", "{{steps.later.output}}"), inputs: { bug: "b" } }, 'no earlier step is named "later"'],
+    [{ action: "start", workflow: "missing", inputs: {} }, 'No workflow "missing"'],
+    [{ action: "status" }, 'action "status" needs `run`'],
+    [{ action: "status", run: "wfr_nothere" }, 'No workflow run "wfr_nothere"'],
+    [{ action: "answer", run: "wfr_nothere" }, 'action "answer" needs `approve`'],
+  ])("refuses %j before anything runs", async (args, message) => {
+    const m = await none.mcp();
+    expectCleanError(await m.call(TOOL, args), message);
+    expect((await m.call(TOOL, { action: "list" })).data.runs).toEqual([]);
+  });
+});
