@@ -2,7 +2,8 @@
 // vitest process; workers are its child processes, started after it, with its environment.
 // Setup: removes what crashed earlier runs left, lists the real HOME and the system temp dir, and
 // gives the run its own HOME, XDG dirs and TMPDIR (clean-machine.ts). Teardown: fails the run on
-// anything a test leaked (a server not stopped, a temp root not removed: the pid registry), on
+// anything a test leaked (a server not stopped, a temp root not removed: the pid registry), on any
+// process still running with the run's folder in its environment (strays.ts), on
 // anything left in the run's HOME or TMPDIR, and on any entry the real HOME or temp dir gained.
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import type { TestProject } from "vitest/node";
 import { baseline, createRunDirs, leftovers, removeRunDirs, runEnvironment, runPid, RUN_PREFIX, type Baseline, type RunDirs } from "./clean-machine.js";
 import { opencode2BuildName } from "./opencode2-build.js";
 import { isAlive, orphaned, ownedBy, sweep } from "./registry.js";
+import { sweepStrays } from "./strays.js";
 import { pruneToolCache, TOOL_CACHE } from "./tool-cache.js";
 
 const CHECKOUT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
@@ -38,6 +40,7 @@ export function teardown(): void {
   const { dirs, before, saved } = run;
   run = undefined;
   const leaks = sweep(ownedBy(process.pid), dirs.registry);
+  const stray = sweepStrays(dirs.root);
   const left = leftovers(before, dirs, isAlive);
   removeRunDirs(dirs);
   for (const [k, v] of Object.entries(saved)) {
@@ -46,6 +49,7 @@ export function teardown(): void {
   }
   const problems = [
     ...(leaks.length ? [`tests leaked resources (every startOpencode() needs stop() in a finally/afterAll):\n  ${leaks.join("\n  ")}`] : []),
+    ...(stray.length ? [`processes outlived the run (stop what a test starts, and what that starts; killed now):\n  ${stray.join("\n  ")}`] : []),
     ...(left.length
       ? [
           `tests wrote outside their temp dirs (give each process its own HOME, XDG dirs and TMPDIR, and remove them; docs/testing.md):\n  ${left.slice(0, 40).join("\n  ")}${left.length > 40 ? `\n  … ${left.length - 40} more` : ""}`,
