@@ -3,6 +3,7 @@
 // file in the same directory, is fsynced and renamed over the target, so a reader (or a crash)
 // never sees half a file.
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
 import { chmod, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Config } from "../config.js";
@@ -54,6 +55,23 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Temp files of writes not yet renamed. A process that exits meanwhile (process.exit after a
+ * signal, with a write still awaiting its fsync) removes them on its way out, synchronously:
+ * `exit` listeners cannot wait.
+ */
+const inFlight = new Set<string>();
+function unfinished(temp: string): void {
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once("exit", () => {
+      for (const t of inFlight) rmSync(t, { force: true });
+    });
+  }
+  inFlight.add(temp);
+}
+let exitHooked = false;
+
 /** Writes `value` as JSON to `path` atomically with `mode` (default 0600). */
 export async function writeJsonAtomic(path: string, value: unknown, mode = 0o600): Promise<void> {
   await writeTextAtomic(path, `${JSON.stringify(value, null, 2)}\n`, mode);
@@ -63,7 +81,12 @@ export async function writeJsonAtomic(path: string, value: unknown, mode = 0o600
 export async function writeTextAtomic(path: string, text: string, mode = 0o600, owner?: { uid: number; gid: number }): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
-  const handle = await open(temp, "wx", mode);
+  // Listed before it exists: the file is on disk before open()'s promise resolves.
+  unfinished(temp);
+  const handle = await open(temp, "wx", mode).catch((error: unknown) => {
+    inFlight.delete(temp);
+    throw error;
+  });
   try {
     await handle.writeFile(text);
     await handle.chmod(mode); // open()'s mode is masked by umask
@@ -72,6 +95,7 @@ export async function writeTextAtomic(path: string, text: string, mode = 0o600, 
   } catch (error) {
     await handle.close();
     await rm(temp, { force: true });
+    inFlight.delete(temp);
     throw error;
   }
   await handle.close();
@@ -80,6 +104,8 @@ export async function writeTextAtomic(path: string, text: string, mode = 0o600, 
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
+  } finally {
+    inFlight.delete(temp);
   }
   // Make the rename itself durable; not every platform lets a directory be fsynced.
   const dirHandle = await open(dir, "r").catch(() => undefined);
