@@ -207,7 +207,7 @@ export class FleetWorker {
         this.log(`complete ${taskId} from its recorded outcome (attempt ${begun.outcome.attempts.at(-1)?.n ?? "?"}): not run again`);
         return begun.outcome;
       }
-      if (begun.state === "cancelled") return await this.cancelledBeforeStart(taskId);
+      if (begun.state === "cancelled") return await this.cancelledBeforeStart(taskId, spec.retentionS ?? this.settings.ttlS);
       if (begun.state === "limited") {
         // At the fleet's limit for this provider: back to the queue for a moment (not an attempt).
         await job.moveToDelayed(Date.now() + LIMITED_RETRY_MS + Math.floor(Math.random() * LIMITED_RETRY_MS), token);
@@ -221,14 +221,16 @@ export class FleetWorker {
     }
   }
 
-  private async cancelledBeforeStart(taskId: string): Promise<TaskOutcome> {
+  /** A task cancelled before any attempt began: nothing was sent to opencode (on record before BullMQ hears of it). */
+  private async cancelledBeforeStart(taskId: string, retentionS: number): Promise<TaskOutcome> {
     const summary: DelegateResult = {
       sessionId: "",
       status: "error",
       answer: "",
       error: { name: "Cancelled", message: "Cancelled before a worker started it." },
     };
-    return { taskId, summary, attempts: await this.attempts.list(taskId), worker: this.id, host: this.host, summaryAt: Date.now() };
+    const outcome: TaskOutcome = { taskId, summary, attempts: await this.attempts.list(taskId), worker: this.id, host: this.host, summaryAt: Date.now() };
+    return recordUnstarted(this.redis, this.keys, outcome, retentionS);
   }
 
   /** A task of a batch whose shared budget was spent before it started, as in process (on record before BullMQ hears of it). */
