@@ -46,6 +46,24 @@ function permissionScenario(name: V2ScenarioName, reply: "once" | "reject", comm
   };
 }
 
+/** The engine's argument-free reads, in the order a catalog or status call makes them. */
+const READS = [
+  "server.info",
+  "session.active",
+  "model.default",
+  "model.list",
+  "provider.list",
+  "catalog.list",
+  "agent.list",
+  "skill.list",
+  "command.list",
+  "config.get",
+  "mcp.list",
+  "project.list",
+  "permission.requests",
+  "form.requests",
+] as const;
+
 export const v2Scenarios: V2Scenario[] = [
   {
     name: "text-turn",
@@ -101,6 +119,21 @@ export const v2Scenarios: V2Scenario[] = [
     },
   },
   permissionScenario("permission-rejected", "reject", "echo no > rejected.txt", "session.execution.interrupted"),
+  {
+    // A turn, then every read the v2 engine makes of catalogs, sessions and pending requests: their
+    // answers are what the request contract test (test/unit/contract/) replays to the engine.
+    name: "reads",
+    outcome: "session.execution.succeeded",
+    async run(client, server, log, id) {
+      server.model.forSession(id).queue(text("read back"));
+      await prompt(client, id, "read");
+      await log.waitFor(isOutcome(id));
+      for (const name of READS) await client.request(name, {});
+      await client.request("session.get", { path: { sessionID: id } });
+      await client.request("session.list", { query: { limit: "5" } });
+      await messages(client, id);
+    },
+  },
   {
     // A second prompt steered into the running execution: one execution, one outcome for both prompts.
     name: "steer",

@@ -24,6 +24,7 @@ const OUTCOME: Record<(typeof V2_SCENARIOS)[number], string> = {
   question: "session.execution.succeeded",
   "permission-rejected": "session.execution.interrupted",
   steer: "session.execution.succeeded",
+  reads: "session.execution.succeeded",
 };
 
 function problems(fixture: Fixture): { checked: number; problems: string[] } {

@@ -26,13 +26,18 @@ export async function promptV2(client: OpencodeV2Client, id: string, input: Prom
     input.agent && held?.agent !== input.agent ? client.request("session.switchAgent", { path, body: { agent: input.agent } }) : undefined,
   ]);
   if (input.command) {
-    const body = {
-      command: input.command,
-      arguments: input.text,
-      ...(input.agent ? { agent: input.agent } : {}),
-      ...(input.model ? { model: modelRefV2(input.model) } : {}),
-      ...(files.length > 0 ? { files } : {}),
-    };
+    // 2.0.26 takes `{name, text}` and no agent or model (the switches above set them); the
+    // pre-release took `{command, arguments, agent, model}`. The server's document says which.
+    const named = client.routes.get("session.command").bodyProperties.includes("name");
+    const body = named
+      ? { name: input.command, text: input.text, ...(files.length > 0 ? { files } : {}) }
+      : {
+          command: input.command,
+          arguments: input.text,
+          ...(input.agent ? { agent: input.agent } : {}),
+          ...(input.model ? { model: modelRefV2(input.model) } : {}),
+          ...(files.length > 0 ? { files } : {}),
+        };
     await client.request("session.command", { path, body });
     return;
   }
