@@ -26,7 +26,8 @@ export function requestContract(doc: OpenApiDocument): RequestContract {
   const ops = listOperations(doc);
   const byId = new Map(ops.map((o) => [o.id, o]));
   const match = routeMatcher(ops);
-  const anyMethod = routeMatcher(["get", "post", "put", "patch", "delete"].flatMap((m) => ops.map((o) => ({ ...o, method: m }))));
+  // One matcher per operation, method left out: which operations a path is, whatever the method.
+  const samePath = ops.map((op) => ({ op, test: routeMatcher([{ ...op, method: "GET" }]) }));
   // Path and query values are strings on the wire: coerce them as the server's decoder does.
   const strict = new Ajv2020({ strict: false, allErrors: true });
   const coercing = new Ajv2020({ strict: false, allErrors: true, coerceTypes: true });
@@ -52,13 +53,8 @@ export function requestContract(doc: OpenApiDocument): RequestContract {
     check(name, r) {
       const id = match(r.method, r.path);
       if (!id) {
-        const other = anyMethod(r.method, r.path);
-        const real = other ? byId.get(other)! : undefined;
-        return [
-          real
-            ? `${name}: ${r.method} ${r.path} is ${real.id}, which takes ${real.method.toUpperCase()}, not ${r.method}`
-            : `${name}: no operation for ${r.method} ${r.path}`,
-        ];
+        const there = samePath.filter((c) => c.test("GET", r.path)).map((c) => `${c.op.method.toUpperCase()} (${c.op.id})`);
+        return [there.length ? `${name}: ${r.path} takes ${there.join(", ")}, not ${r.method}` : `${name}: no operation for ${r.method} ${r.path}`];
       }
       const op = byId.get(id)!;
       const where = `${name} (${op.id}, ${op.method.toUpperCase()} ${op.path})`;

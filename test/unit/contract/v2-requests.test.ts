@@ -75,6 +75,12 @@ describe("the contract check", () => {
     expect(contract.check("session.wait", { method: "POST", path: `/api/session/${RECORDED.session}/wait`, query: {} })).toEqual([
       "session.wait: no operation for POST /api/session/ses_0001/wait",
     ]);
+    expect(contract.check("session.rename", { method: "POST", path: `/api/session/${RECORDED.session}/rename`, query: {} })).toEqual([
+      "session.rename: no operation for POST /api/session/ses_0001/rename",
+    ]);
+    expect(contract.check("session.rename", { method: "POST", path: `/api/session/${RECORDED.session}`, query: {}, body: { title: "t" } })).toEqual([
+      "session.rename: /api/session/ses_0001 takes GET (session.get), DELETE (session.remove), PATCH (session.update), not POST",
+    ]);
     expect(contract.check("session.get", { method: "GET", path: "/api/session/nope", query: {} })).toEqual([
       'session.get (session.get, GET /api/session/{sessionID}): path.sessionID must match pattern "^ses"',
     ]);
