@@ -89,7 +89,10 @@ describe.each(["stdio", "http"] as const)("Claude Code over %s", (transport) => 
     expect(n.methods).not.toContain("initialize");
     expect(n.versions).toEqual(["2026-07-28"]);
     // Its binary carries a Tasks driver, but its requests do not declare the extension (their
-    // capabilities: roots and elicitation), so it gets today's answers and never polls a task.
+    // capabilities: roots and elicitation): it declares it only when its entrypoint is `cli`, the
+    // interactive terminal (behind its tengu_glowing_lark flag, whose default says so), and `-p`
+    // makes the entrypoint `sdk-cli`. So it gets today's answers and never polls a task; the
+    // terminal's tasks are in claude-code-terminal.test.ts.
     const calls = (sent as Array<{ method?: string; params?: { _meta?: Record<string, ClientCapabilities> } }>).filter((m) => m.method === "tools/call");
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.map((c) => declaresTasks(c.params?._meta?.["io.modelcontextprotocol/clientCapabilities"]))).toEqual(calls.map(() => false));

@@ -28,6 +28,8 @@ export interface LlmApi {
   /** `http://127.0.0.1:PORT` (no path: each client adds its own). */
   readonly url: string;
   readonly requests: readonly RecordedRequest[];
+  /** The first request (recorded or still to come) that `wanted` picks; rejects at the ceiling. */
+  request(wanted: (r: RecordedRequest) => boolean, ceilingMs: number): Promise<RecordedRequest>;
   close(): Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export function answer(req: ApiRequest, plan: ClientPlan, conversation: Conversa
 
 export async function startLlmApi(api: ApiModule, plan: ClientPlan): Promise<LlmApi> {
   const requests: RecordedRequest[] = [];
+  const arrivals = new Set<(r: RecordedRequest) => void>();
   const sockets = new Set<Socket>();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -55,6 +58,7 @@ export async function startLlmApi(api: ApiModule, plan: ClientPlan): Promise<Llm
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const request: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, body };
     requests.push(request);
+    for (const arrived of arrivals) arrived(request);
     try {
       if (!api.handle(request, plan, res)) sendJson(res, 404, { error: { message: `scripted LLM API: no route for ${request.method} ${request.path}` } });
     } catch (error) {
@@ -70,6 +74,22 @@ export async function startLlmApi(api: ApiModule, plan: ClientPlan): Promise<Llm
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    request: (wanted, ceilingMs) =>
+      new Promise((resolve, reject) => {
+        const seen = requests.find(wanted);
+        if (seen) return resolve(seen);
+        const timer = setTimeout(() => {
+          arrivals.delete(arrived);
+          reject(new Error(`scripted LLM API: no such request within ${ceilingMs} ms (${requests.length} requests)`));
+        }, ceilingMs);
+        const arrived = (r: RecordedRequest) => {
+          if (!wanted(r)) return;
+          clearTimeout(timer);
+          arrivals.delete(arrived);
+          resolve(r);
+        };
+        arrivals.add(arrived);
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
