@@ -12,8 +12,10 @@ export interface Terminal {
   screen(): string;
   /** Types into the terminal (e.g. "\r" for Enter). */
   type(keys: string): void;
-  /** Resolves once the screen matches, or rejects at the ceiling with the screen's tail. */
-  waitFor(pattern: RegExp, ceilingMs: number): Promise<void>;
+  /** How much has been written so far: a `since` for waitFor. */
+  mark(): number;
+  /** Resolves once the screen (from `since` on) matches, or rejects at the ceiling with the screen's tail. */
+  waitFor(pattern: RegExp, ceilingMs: number, since?: number): Promise<void>;
   /** Ends the run: SIGKILLs the command and all it started, and checks they are gone. */
   close(): Promise<void>;
 }
@@ -52,10 +54,11 @@ export function startTerminal(command: string, args: string[], o: { env: Record<
     type(keys) {
       child.stdin!.write(keys);
     },
-    waitFor(pattern, ceilingMs) {
+    mark: () => screen().length,
+    waitFor(pattern, ceilingMs, since = 0) {
       return new Promise((resolve, reject) => {
         const check = () => {
-          if (!pattern.test(screen())) return;
+          if (!pattern.test(screen().slice(since))) return;
           cleanup();
           resolve();
         };
