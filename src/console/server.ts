@@ -16,6 +16,7 @@ import type { QueueSettings } from "../core/queue/settings.js";
 import { Servers } from "./servers.js";
 import { followStateFiles } from "./state-files.js";
 import { Store } from "./store.js";
+import { answerSignOff, RunWalkers, workflowRun, workflowRuns } from "./workflow-runs.js";
 
 export interface ConsoleOptions {
   config: Pick<Config, "stateDir" | "auditPath" | "opencodePassword" | "opencodeUsername" | "httpToken"> & Partial<Pick<Config, "rotation">>;
@@ -66,6 +67,7 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
   const auditValues = new AuditValues();
   const fleet = o.queue ? new ConsoleFleet(o.queue, store, servers) : undefined;
   await fleet?.start();
+  const walkers = new RunWalkers(stateDir, (url) => servers.access(url));
   const ctx: ApiContext = { store, servers, fleet, auditPath: o.config.auditPath, stateDir, audit, auditValues, health: trails.view, json, scrub };
   // The filters' first choices: the tools and outcomes of the newest stretch of the trail.
   if (o.config.auditPath)
@@ -118,6 +120,8 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
       const body = await readBody(req);
       if (url.pathname === "/api/answer") return answer(ctx, res, body);
       if (url.pathname === "/api/queue/cancel") return cancelQueued(ctx, res, body);
+      const signOff = /^\/api\/workflows\/(wfr_[A-Za-z0-9_-]{1,64})\/answer$/.exec(url.pathname);
+      if (signOff) return answerSignOff(ctx, walkers, res, signOff[1]!, body);
       const stop = /^\/api\/instances\/(\d+)\/stop$/.exec(url.pathname);
       if (stop) return stopInstance(ctx, res, Number(stop[1]));
       return json(res, 404, { error: "no such action" });
@@ -132,6 +136,9 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
     if (url.pathname === "/api/servers") return json(res, 200, { servers: servers.list() });
     if (url.pathname === "/api/queue") return queueView(ctx, res);
     if (url.pathname === "/api/audit") return auditPage(ctx, res, url.searchParams);
+    if (url.pathname === "/api/workflows") return workflowRuns(ctx, res);
+    const run = /^\/api\/workflows\/(wfr_[A-Za-z0-9_-]{1,64})$/.exec(url.pathname);
+    if (run) return workflowRun(ctx, res, run[1]!);
     const task = /^\/api\/tasks\/(ses_[A-Za-z0-9]+)$/.exec(url.pathname);
     if (task) return taskDetail(ctx, res, task[1]!);
     const file = await asset(url.pathname);
@@ -166,6 +173,7 @@ export async function startConsole(o: ConsoleOptions): Promise<RunningConsole> {
       trails.close();
       files.close();
       servers.close();
+      walkers.close();
       await fleet?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

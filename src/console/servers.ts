@@ -71,6 +71,13 @@ export class Servers {
     return this.instances.find((r) => r.sessions.some((s) => s.id === sessionId))?.url;
   }
 
+  /** How to reach `url`: an instance's own password, a fleet server's, or the console's. */
+  access(url: string): { password?: string; username?: string } {
+    const row = this.instances.find((r) => r.url === url);
+    if (row) return { password: row.password };
+    return { password: this.config.opencodePassword, username: this.config.opencodeUsername };
+  }
+
   conductor(url: string): Conductor | undefined {
     return this.followed.get(url)?.conductor;
   }

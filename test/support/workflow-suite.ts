@@ -50,7 +50,8 @@ const runOf = (data: Record<string, unknown>) => data.run as Run;
 const approve = '```json\n{"verdict": "approve", "comments": []}\n```';
 const changes = '```json\n{"verdict": "request_changes", "comments": ["fix.txt: say v2 twice"]}\n```';
 
-const SIGN_OFF_WORKFLOW = `name: fix a bug
+/** Fix, test, sign off: the short workflow the crash tests and the console's browser test walk. */
+export const SIGN_OFF_WORKFLOW = `name: fix a bug
 inputs:
   bug: {}
 steps:

@@ -9,6 +9,7 @@ import { ServersPage } from "./views/servers.js";
 import { QueuePage } from "./views/queue.js";
 import { PendingList } from "./views/pending.js";
 import { Timeline } from "./views/timeline.js";
+import { WorkflowsPage } from "./views/workflows.js";
 
 const initial = { tasks: {}, pending: [], servers: [], health: [], connected: false, auditVersion: 0, parts: [] };
 
@@ -80,6 +81,7 @@ const NAV = [
   ["", "Tasks"],
   ["approvals", "Approvals"],
   ["timeline", "Timeline"],
+  ["workflows", "Workflows"],
   ["audit", "Audit"],
   ["queue", "Queue"],
   ["servers", "Servers"],
@@ -95,6 +97,7 @@ function App() {
   if (page === "task") body = html`<${TaskPage} id=${route[1]} task=${state.tasks[route[1]]} parts=${state.parts} pending=${state.pending} now=${now} />`;
   else if (page === "approvals") body = html`<${PendingList} pending=${state.pending} tasks=${state.tasks} />`;
   else if (page === "timeline") body = html`<${Timeline} tasks=${tasks} now=${now} />`;
+  else if (page === "workflows") body = html`<${WorkflowsPage} id=${route[1]} />`;
   else if (page === "audit") body = html`<${AuditPage} version=${state.auditVersion} />`;
   else if (page === "servers") body = html`<${ServersPage} servers=${state.servers} />`;
   else if (page === "queue") body = html`<${QueuePage} />`;
