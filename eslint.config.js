@@ -35,6 +35,17 @@ export default tseslint.config(
       ],
     },
   },
+  // The engine sits below the turn machine: it speaks the core's nouns (src/core/model/) and never
+  // reaches up into turns/, so each major's translation lives wholly in engine/v1/ or engine/v2/.
+  {
+    files: ["src/core/engine/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["**/turns/**"], message: "src/core/engine/ does not import turns/: put what both share in src/core/model/." }] },
+      ],
+    },
+  },
   // The console's page scripts run in the browser.
   { files: ["src/console/static/**/*.js"], languageOptions: { globals: globals.browser } },
 );

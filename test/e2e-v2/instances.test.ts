@@ -1,5 +1,5 @@
 // A private instance (`isolation: "instance"`) started with an opencode 2.x binary: the guard rails
-// reach 2.x in its own config (guard-rails-v2.ts), and a repository that tries to lift them (top-level
+// reach 2.x in its own config (engine/v2/v2-guard-rails.ts), and a repository that tries to lift them (top-level
 // and per-agent rules that allow everything) does not. Read back from the real server: the rules
 // it resolved for its agents, and a turn whose `git push` is refused while an allowed command runs.
 import { existsSync } from "node:fs";
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectV2, type OpencodeV2Client } from "../../src/client/v2/index.js";
 import { InstanceManager } from "../../src/core/instances/manager.js";
 import { type Instance } from "../../src/core/instances/types.js";
-import { guardRulesV2, GUARDED_AGENTS_V2 } from "../../src/core/policy/guard-rails-v2.js";
+import { guardRulesV2, GUARDED_AGENTS_V2 } from "../../src/core/engine/v2/v2-guard-rails.js";
 import { offlineConfig, offlineEnv } from "../support/opencode.js";
 import { prepareOpencode2 } from "../support/opencode2.js";
 import { createProjectDir } from "../support/project-dir.js";

@@ -14,7 +14,7 @@ import type { HubEvent } from "./events.js";
 import type { ModelRef } from "../catalog/model-resolve.js";
 import type { PermissionRule } from "../policy/permissions.js";
 import type { AnswerPermission, AnswerQuestion, PendingRequest } from "../model/pending-request.js";
-import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../turns/machine.js";
+import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../model/turn-event.js";
 import type { MessageEvidence } from "../model/turn-outcome.js";
 import type { Message, MessageInfo, Part } from "../model/message.js";
 import type { FileDiff } from "../model/file-change.js";

@@ -5,7 +5,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "../errors.js";
 import { guardConfig, guardedEnv, guardPermissionConfig } from "../policy/guard-rails.js";
-import { guardConfigV2, rulesConfigV2, withGuardV2 } from "../policy/guard-rails-v2.js";
+import { guardConfigV2, rulesConfigV2, withGuardV2 } from "../engine/v2/v2-guard-rails.js";
 import type { PermissionRule } from "../policy/permissions.js";
 import type { InstanceManagerOptions, Json } from "./types.js";
 
@@ -26,7 +26,7 @@ export async function instanceEnvironment(options: EnvOptions, directory: string
   config = deepMerge(config, (await options.configFor?.(directory)) ?? {});
   if (major === 2) {
     if (taskRules) config = withGuardV2(config, rulesConfigV2(taskRules));
-    // 2.x reads no OPENCODE_PERMISSION; its inline config is loaded last (guard-rails-v2.ts).
+    // 2.x reads no OPENCODE_PERMISSION; its inline config is loaded last (engine/v2/v2-guard-rails.ts).
     if (guard) config = withGuardV2(config, guardConfigV2({ opencodeDataDir: join(dataHome(options), "opencode") }));
     env.OPENCODE_CONFIG_CONTENT = JSON.stringify(config);
     return env;

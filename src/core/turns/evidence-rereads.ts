@@ -8,7 +8,8 @@
 // working, the events are trusted again and nothing is re-read. How long a start may take depends
 // on what the session said since the prompt (START_GRACE_MS, SILENT_START_MS). Kept apart from the watch so the
 // timing rules (how long a reply's end or a just-accepted prompt may take) sit in one place.
-import type { SessionActivity, TurnPhase } from "./machine.js";
+import type { SessionActivity } from "../model/turn-event.js";
+import type { TurnPhase } from "./machine.js";
 
 /**
  * A prompt accepted this recently may still be about to turn busy, though the session already said

@@ -14,36 +14,12 @@
 // error lands on the assistant message and once after; aborting an idle session idles too; a
 // prompt accepted a moment ago is not busy yet. Only a terminal reply to *our* user message,
 // while the session is idle (or the loop has moved on to a later message), ends the turn.
+import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../model/turn-event.js";
 import type { MessageEvidence, RecordedError, TurnVerdict } from "../model/turn-outcome.js";
 import { isTerminal, outcomeOf, repliesTo, turnStart } from "./record.js";
 
-export type SessionActivity = "busy" | "retry" | "idle";
-
-export type TurnEvent =
-  | { type: "status"; status: SessionActivity }
-  | { type: "message"; message: MessageEvidence }
-  | { type: "message.removed"; id: string }
-  /** An error the session reported (v1 `session.error`); some errors leave no assistant message. */
-  | { type: "error"; error: RecordedError }
-  /** An engine that states the outcome outright (opencode 2.x `session.execution.*`). */
-  | { type: "outcome"; outcome: "succeeded" | "failed" | "interrupted"; error?: RecordedError }
-  /** The server went away: no more evidence will come. */
-  | { type: "lost"; error: RecordedError };
-
 /** Where the machine is; `settling` and `waiting` tell the watcher which timer to arm. */
 export type TurnPhase = "waiting" | "running" | "settling" | "ended";
-
-export interface TurnMachineOptions {
-  /**
-   * The engine states every outcome and one run can answer several prompts (opencode 2.x: an
-   * execution ends with exactly one `session.execution.*`, and a prompt sent while it runs is
-   * steered or queued into it). Then the loop moving on to a later prompt is no end of ours (that
-   * prompt may have joined our run); the outcome event is, and it ends the turn of every prompt that
-   * joined before it. A snapshot read while the session is idle is read as one run: the replies to
-   * our prompt and to later ones, up to the first reply that did not ask for more (`tool-calls`).
-   */
-  statedOutcomes?: boolean;
-}
 
 export class TurnMachine {
   private readonly messages = new Map<string, MessageEvidence>();

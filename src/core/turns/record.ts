@@ -2,52 +2,7 @@
 // its id, role, parent, whether it completed, its finish reason and its error, plus the errors of its
 // tool calls). The turn machine (machine.ts) and the summaries decide a turn's outcome from these
 // and nothing else.
-import type { Message, MessageInfo, Part } from "../model/message.js";
 import type { MessageEvidence, RecordedError, TurnVerdict } from "../model/turn-outcome.js";
-
-const MAX_ERROR_MESSAGE = 500;
-
-/** opencode's error object (`{name, data: {message, statusCode, …}}`) as a RecordedError. */
-export function recordedError(raw: unknown): RecordedError | undefined {
-  if (!raw || typeof raw !== "object") return undefined;
-  const { name, data } = raw as { name?: unknown; data?: { message?: unknown; statusCode?: unknown } };
-  if (typeof name !== "string") return undefined;
-  const message = typeof data?.message === "string" ? data.message : JSON.stringify(data ?? {});
-  const statusCode = typeof data?.statusCode === "number" ? data.statusCode : undefined;
-  return { name, message: oneLine(message), ...(statusCode !== undefined ? { statusCode } : {}) };
-}
-
-/** Drops a stack trace (opencode sends one inside some UnknownError messages) and bounds the length. */
-function oneLine(message: string): string {
-  const lines = message.split("\n");
-  const cut = lines.findIndex((line) => /^\s+at\s/.test(line));
-  const kept = (cut < 0 ? lines : lines.slice(0, cut)).join("\n").trim();
-  return kept.length > MAX_ERROR_MESSAGE ? `${kept.slice(0, MAX_ERROR_MESSAGE)}…` : kept;
-}
-
-/** A message (info + parts) as the turn machine sees it. */
-export function evidenceOf(m: Message): MessageEvidence {
-  return evidenceOfInfo(m.info, toolErrorsOf(m.parts));
-}
-
-/** A message's info as the turn machine sees it, with the tool errors of its parts (kept apart when they arrive as events). */
-export function evidenceOfInfo(info: MessageInfo, toolErrors: string[]): MessageEvidence {
-  if (info.role === "user") return { id: info.id, role: "user", completed: false, toolErrors };
-  const error = recordedError(info.error);
-  return {
-    id: info.id,
-    role: "assistant",
-    parentId: info.parentID,
-    completed: info.time.completed !== undefined,
-    ...(info.finish ? { finish: info.finish } : {}),
-    ...(error ? { error } : {}),
-    toolErrors,
-  };
-}
-
-function toolErrorsOf(parts: Part[]): string[] {
-  return parts.flatMap((p) => (p.type === "tool" && p.state.status === "error" ? [p.state.error] : []));
-}
 
 /** The user message that starts the turn: the first one after `after` (the newest id before the prompt). */
 export function turnStart(messages: readonly MessageEvidence[], after: string | undefined): MessageEvidence | undefined {

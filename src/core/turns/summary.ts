@@ -6,9 +6,9 @@ import type { FileChange, FileDiff } from "../model/file-change.js";
 import type { TurnTokens } from "../model/cost.js";
 import type { TurnStatus, TurnVerdict } from "../model/turn-outcome.js";
 import type { PendingRequest } from "../model/pending-request.js";
-import { isTerminal, outcomeOf, recordedError } from "./record.js";
-import { evidenceOf } from "./record.js";
-import { FILE_TOOLS, filePathOf } from "./files.js";
+import { evidenceOf, recordedError } from "../model/evidence.js";
+import { isTerminal, outcomeOf } from "./record.js";
+import { FILE_TOOLS, filePathOf } from "../model/file-tools.js";
 
 export { FILE_TOOLS, filePathOf };
 

@@ -17,8 +17,9 @@ import type { Engine, SessionTranslator, TurnSnapshot, WatchSignal } from "../en
 import { StreamFailedError, type EventSource, type HubEvent } from "../event-hub.js";
 import type { Message } from "../model/message.js";
 import { SeenMessages } from "./messages.js";
-import { TurnMachine, type SessionActivity, type TurnEvent, type TurnMachineOptions } from "./machine.js";
-import { evidenceOf } from "./record.js";
+import { evidenceOf } from "../model/evidence.js";
+import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../model/turn-event.js";
+import { TurnMachine } from "./machine.js";
 import { NOTHING_RECORDED } from "./summary.js";
 import { PendingRequests } from "./pending-requests.js";
 import { EvidenceRereads } from "./evidence-rereads.js";

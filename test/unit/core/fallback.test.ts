@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { didNothing, exhaustedError, fallbackReason, modelOfTurn, RetryClock } from "../../../src/core/turns/fallback-policy.js";
 import type { Message } from "../../../src/core/model/message.js";
-import { recordedError } from "../../../src/core/turns/record.js";
+import { recordedError } from "../../../src/core/model/evidence.js";
 
 // opencode's error objects as recorded (notes in docs/opencode-behaviour.md), read the way the turn machine reads them.
 const err = (name: string, data: Record<string, unknown>) => recordedError({ name, data });

@@ -1,7 +1,7 @@
 // The guard rails in 2.x's config shape (the real server resolving them: test/e2e-v2/instances.test.ts).
 import { describe, expect, it } from "vitest";
 import { DENIED_TOOLS } from "../../../src/core/policy/guard-rails.js";
-import { guardConfigV2, guardRulesV2, GUARDED_AGENTS_V2, rulesConfigV2, withGuardV2 } from "../../../src/core/policy/guard-rails-v2.js";
+import { guardConfigV2, guardRulesV2, GUARDED_AGENTS_V2, rulesConfigV2, withGuardV2 } from "../../../src/core/engine/v2/v2-guard-rails.js";
 import { instanceEnvironment } from "../../../src/core/instances/environment.js";
 import { permissionRules } from "../../../src/core/policy/permissions.js";
 

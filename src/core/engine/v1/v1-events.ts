@@ -3,8 +3,8 @@
 // the translation keeps them per message.
 import type { HubEvent } from "../events.js";
 import type { MessageInfo } from "../../model/message.js";
-import type { TurnEvent } from "../../turns/machine.js";
-import { evidenceOfInfo, recordedError } from "../../turns/record.js";
+import type { TurnEvent } from "../../model/turn-event.js";
+import { evidenceOfInfo, recordedError } from "../../model/evidence.js";
 
 /** Translates one session's events; keeps what a message's later updates need (its tool errors). */
 export class V1TurnEvents {

@@ -2,7 +2,7 @@
 // §5): evidence for the turn machine (engine/v1/v1-events.ts), progress, the permission requests and
 // questions that block it, sub-agent sessions, and the messages themselves (1.x streams whole
 // messages, so a turn we prompted can be summarised without reading the session again).
-import { FILE_TOOLS, filePathOf } from "../../turns/files.js";
+import { FILE_TOOLS, filePathOf } from "../../model/file-tools.js";
 import type { V1TurnEvents } from "./v1-events.js";
 import type { SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "../engine.js";
 import type { HubEvent } from "../events.js";

@@ -13,7 +13,7 @@ import type { V2Event } from "../../../client/v2/events.js";
 import type { OpencodeEvent } from "../../../client/types.js";
 import type { PermissionRule } from "../../policy/permissions.js";
 import { activityV2, recordedMessagesV2, V2_MACHINE_OPTIONS } from "./v2-events.js";
-import type { TurnMachineOptions } from "../../turns/machine.js";
+import type { TurnMachineOptions } from "../../model/turn-event.js";
 import {
   UnsupportedOnEngineError,
   type Engine,

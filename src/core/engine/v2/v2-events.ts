@@ -7,7 +7,7 @@
 // it, in the stream as in the server's message list (oldest first).
 import type { MessageEvidence, RecordedError } from "../../model/turn-outcome.js";
 import type { V2Event } from "../../../client/v2/events.js";
-import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../../turns/machine.js";
+import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../../model/turn-event.js";
 
 /** How to build the machine for a 2.x session. */
 export const V2_MACHINE_OPTIONS: TurnMachineOptions = { statedOutcomes: true };

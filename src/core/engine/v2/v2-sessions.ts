@@ -4,7 +4,7 @@
 // outline; the route's own body properties say what the server accepts (routes.ts), no version test.
 import type { Session } from "../../model/session.js";
 import type { OpencodeV2Client } from "../../../client/v2/client.js";
-import { rulesV2 } from "../../policy/guard-rails-v2.js";
+import { rulesV2 } from "./v2-guard-rails.js";
 import type { PermissionRule } from "../../policy/permissions.js";
 import { UnsupportedOnEngineError, type NewSession } from "../engine.js";
 import { sessionModel } from "../session-model.js";

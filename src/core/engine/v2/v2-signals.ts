@@ -7,7 +7,7 @@
 // the session from the server only when that record declines.
 import type { Message } from "../../model/message.js";
 import { sessionOf } from "../../../client/v2/events.js";
-import { FILE_TOOLS, filePathOf } from "../../turns/files.js";
+import { FILE_TOOLS, filePathOf } from "../../model/file-tools.js";
 import { V2TurnEvents } from "./v2-events.js";
 import type { SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "../engine.js";
 import type { HubEvent } from "../events.js";

@@ -1,4 +1,4 @@
-// The guard rails of guard-rails.ts in opencode 2.x's own config, for private instances started
+// The guard rails of policy/guard-rails.ts in opencode 2.x's own config, for private instances started
 // with a 2.x binary. What differs from 1.x (read from 2.x's config loader; docs/instances.md):
 // - Rules are `permissions: [{action, resource, effect}]` (1.x: `permission: {tool: {pattern:
 //   action}}`, which 2.x still reads and converts) and the shell tool's action is `shell` (1.x `bash`).
@@ -13,8 +13,8 @@
 // - The agents' default allowances for opencode's own files (tool and shell output under its data
 //   dir) would fall under the external_directory denial: they are allowed again after it.
 import { join } from "node:path";
-import { commandPatterns, DENIED_COMMANDS, DENIED_TOOLS } from "./guard-rails.js";
-import type { PermissionRule } from "./permissions.js";
+import { commandPatterns, DENIED_COMMANDS, DENIED_TOOLS } from "../../policy/guard-rails.js";
+import type { PermissionRule } from "../../policy/permissions.js";
 
 export interface PermissionRuleV2 {
   action: string;
