@@ -25,3 +25,24 @@ describe("import direction", () => {
     expect(users.length).toBeGreaterThan(0);
   });
 });
+
+// Each opencode major is wholly behind src/core/engine/ (issue 25, item 2): nothing else in the
+// core tells the majors apart (src/core/instances/ asks engine/binary.ts what its binary needs).
+describe("engine boundary", () => {
+  const outsideEngine = sourceFiles("src/core").filter((file) => !file.startsWith(join("src", "core", "engine") + "/"));
+  const MAJOR_TEST = /\bmajor\s*[!=]==|[!=]==\s*[\w.?]*\bmajor\b/;
+
+  it("no file in src/core outside engine/ tests a major (`major ===` / `major !==`)", () => {
+    const tests = outsideEngine.flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .flatMap((line, i) => (MAJOR_TEST.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(outsideEngine.length).toBeGreaterThan(50);
+    expect(tests).toEqual([]);
+  });
+
+  it("the major test is seen where it is: binary.ts picks a major", () => {
+    expect(MAJOR_TEST.test(readFileSync("src/core/engine/binary.ts", "utf8"))).toBe(true);
+  });
+});

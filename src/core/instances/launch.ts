@@ -10,6 +10,7 @@ import { processStartTime } from "../../client/discovery/processes.js";
 import type { InstanceRegistry, InstanceRow } from "./registry.js";
 import { prepareSandbox, resolveSrt, type Sandbox } from "./sandbox.js";
 import { instanceEnvironment } from "./environment.js";
+import { binaryOf } from "../engine/binary.js";
 import type { InstanceManagerOptions, Managed } from "./types.js";
 import type { PermissionRule } from "../policy/permissions.js";
 
@@ -41,9 +42,10 @@ export async function launchInstance(
   taskRules?: PermissionRule[],
 ): Promise<Managed> {
   const binary = options.binary ?? resolveOpencodeBinary();
-  const major = (await cliInfo(binary, options.env ?? process.env)).major === 2 ? 2 : 1;
+  const kind = binaryOf((await cliInfo(binary, options.env ?? process.env)).major);
+  const major = kind.major;
   // A 2.x server for one task holds that task's rules in its config: the pre-release takes none per session.
-  const rulesInConfig = major === 2 && taskRules !== undefined;
+  const rulesInConfig = kind.taskRulesInConfig && taskRules !== undefined;
   const env = { ...(await instanceEnvironment(options, dir, major, rulesInConfig ? taskRules : undefined)), ...extraEnv };
   const sandbox = options.sandbox === "srt" ? await sandboxFor(options, dir, env) : undefined;
   let server: SpawnedOpencode;

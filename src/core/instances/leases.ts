@@ -2,6 +2,7 @@
 // while a task runs on it (so it is not reaped), gives the session rules of the guard rails around
 // the caller's own, and records each session in the registry as soon as it exists, so the work is
 // on record while it runs and can be found again after a restart. One conductor per instance.
+import { binaryOf } from "../engine/binary.js";
 import type { PermissionRule } from "../policy/permissions.js";
 import type { Instance } from "./types.js";
 import type { InstanceManager } from "./manager.js";
@@ -51,9 +52,10 @@ export class InstanceLeases<C extends Closable> {
       conductor,
       directory: instance.directory,
       release,
-      // A 2.x server has the guard rails in its config (it takes no rules per session): only the
-      // caller's go with the session, and none when the server holds them in its config too.
-      rules: (userRules) => (instance.major === 2 ? (instance.rulesInConfig ? undefined : userRules) : this.manager.sessionRules(userRules)),
+      // Where the server has the guard rails in its config only (2.x), only the caller's rules go
+      // with the session, and none when the server holds them in its config too.
+      rules: (userRules) =>
+        instance.rulesInConfig ? undefined : binaryOf(instance.major).guardInSessionRules ? this.manager.sessionRules(userRules) : userRules,
       record: async (session) => {
         this.home.set(session.id, conductor);
         await this.manager.recordSession(instance.directory, session);
