@@ -35,12 +35,12 @@ export async function setup(project: TestProject): Promise<void> {
   run = { dirs, before, saved };
 }
 
-export function teardown(): void {
+export async function teardown(): Promise<void> {
   if (!run) return;
   const { dirs, before, saved } = run;
   run = undefined;
   const leaks = sweep(ownedBy(process.pid), dirs.registry);
-  const stray = sweepStrays(dirs.root);
+  const stray = await sweepStrays(dirs.root);
   const left = leftovers(before, dirs, isAlive);
   removeRunDirs(dirs);
   for (const [k, v] of Object.entries(saved)) {

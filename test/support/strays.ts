@@ -25,9 +25,19 @@ export function strays(root: string, runner = process.pid): ProcessInfo[] {
   });
 }
 
-/** SIGKILLs the strays of `root` and says what they were (one line each; none: an empty list). */
-export function sweepStrays(root: string, runner = process.pid): string[] {
-  const found = strays(root, runner);
+/**
+ * The strays of `root` that are still there after `graceMs` (a helper such as esbuild's service
+ * exits by itself once its parent's pipe closes, a moment after the parent), SIGKILLed, one line
+ * each naming what they were; none: an empty list.
+ */
+export async function sweepStrays(root: string, runner = process.pid, graceMs = 10_000): Promise<string[]> {
+  const deadline = Date.now() + graceMs;
+  let found = strays(root, runner);
+  // Process exits of processes that are not our children cannot be subscribed to: poll /proc.
+  while (found.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    found = strays(root, runner);
+  }
   // Named before the kill: a dead process has no command line to read.
   const lines = found.map((p) => `${describeProcesses([p])}: ${commandLine(p.pid)}`);
   killAll(found);

@@ -1,5 +1,6 @@
 // The teardown's stray check (test/support/strays.ts): a process that left the runner's tree but
-// whose environment names the run folder is found and killed; one that names another folder is not.
+// whose environment names the run folder is found and, once its grace is over, killed; one that
+// names another folder is not.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,7 +35,7 @@ describe("processes that outlived the run", () => {
     started.push(...found, ...strays(other));
     expect(found.map((p) => p.pid)).toEqual([mine]);
     expect(strays(other).map((p) => p.pid)).toEqual([theirs]);
-    const lines = sweepStrays(root);
+    const lines = await sweepStrays(root, process.pid, 200);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain("sleep 300");
     expect(await untilGone(found, 10_000)).toEqual([]);
