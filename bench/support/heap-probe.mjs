@@ -2,10 +2,14 @@
 // on SIGUSR2 it collects garbage and writes the process's memory figures to BENCH_HEAP_FILE, so the
 // benchmark can read the heap a real server keeps after a full GC without changing the server.
 import { renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import process from "node:process";
 import { setTimeout } from "node:timers";
+import { writeHeapSnapshot } from "node:v8";
 
 const file = process.env.BENCH_HEAP_FILE;
+const snapshots = process.env.BENCH_HEAP_SNAPSHOTS;
+let readings = 0;
 if (file) {
   process.on("SIGUSR2", () => {
     globalThis.gc?.();
@@ -16,6 +20,7 @@ if (file) {
       globalThis.gc?.();
       writeFileSync(`${file}.part`, JSON.stringify({ ...process.memoryUsage(), at: Date.now() }));
       renameSync(`${file}.part`, file); // whole or not at all for the reader
+      if (snapshots) writeHeapSnapshot(join(snapshots, `heap-${String(++readings).padStart(3, "0")}.heapsnapshot`));
     }, 200);
   });
 }

@@ -57,6 +57,8 @@ export async function startMcpChild(server: { url: string; password: string; dir
       OPENCODE_CONDUCTOR_DIRECTORY: server.directory,
       OPENCODE_CONDUCTOR_STATE_DIR: stateDir,
       BENCH_HEAP_FILE: heapFile,
+      // BENCH_HEAP_SNAPSHOTS=DIR: a V8 heap snapshot lands in DIR at each heap reading (for a diff).
+      ...(process.env.BENCH_HEAP_SNAPSHOTS ? { BENCH_HEAP_SNAPSHOTS: process.env.BENCH_HEAP_SNAPSHOTS } : {}),
       ...options.env,
     },
     stderr: "pipe",
