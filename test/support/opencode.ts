@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { resolveOpencodeBinary, spawnOpencode, type SpawnedOpencode } from "../../src/client/spawn.js";
+import { deepMerge } from "../../src/core/engine/inline-config.js";
 import { createProjectDir } from "./project-dir.js";
 import { registerPid, registerRoot, unregisterPid, unregisterRoot } from "./registry.js";
 import { startScriptedModel, type ScriptedModel } from "./scripted-model.js";
@@ -53,17 +54,6 @@ export interface TestOpencode {
 }
 
 type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-
-export function deepMerge(base: Json, over: Json): Json {
-  const out: Json = { ...base };
-  for (const [key, value] of Object.entries(over)) {
-    const current = out[key];
-    out[key] = isObject(current) && isObject(value) ? deepMerge(current, value) : value;
-  }
-  return out;
-}
 
 export function offlineConfig(baseURL: string, options: Pick<StartOpencodeOptions, "permission" | "config"> = {}): Json {
   const config: Json = {
