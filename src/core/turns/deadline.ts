@@ -5,8 +5,9 @@
 // which the callers turn into an `unreachable` answer that keeps the session id.
 import { ConnectionError, safeUrl } from "../../client/errors.js";
 
-/** Time after a wait's timeout for the reads that answer; the documented bound is timeout + 2 s. */
-export const ANSWER_MARGIN_MS = 1_500;
+/** Time after a wait's timeout for the reads that answer; the documented bound is timeout + 2 s, and the
+ * tool's own work after the reads took up to 0.6 s under a loaded CI run (1.5 s here answered at 12.1 s for 10 s). */
+export const ANSWER_MARGIN_MS = 1_000;
 
 /** opencode did not answer a read before the caller's answer was owed. */
 export class NoAnswerError extends Error {
