@@ -6,17 +6,17 @@
 // Then the merges (the first lands, the others conflict on the file; twelve different files merge
 // in one call), a failing setup, and two dev servers on their own CONDUCTOR_PORT at once.
 import { readFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conductor } from "../../src/core/conductor.js";
-import { InstanceManager } from "../../src/core/instances/manager.js";
+import type { InstanceManager } from "../../src/core/instances/manager.js";
 import type { ParallelResult } from "../../src/core/parallel.js";
 import type { PlacedResult } from "../../src/core/placement/result.js";
 import { SetupError } from "../../src/core/worktrees/setup.js";
 import type { WorktreeReport } from "../../src/core/worktrees/task.js";
 import { commitFiles, gitAt, userSide, type Git } from "./git-repo.js";
-import { makeProjectDir, offlineConfig, offlineEnv, type TestOpencode } from "./opencode.js";
-import { registerPid, unregisterPid } from "./registry.js";
+import { makeProjectDir, type TestOpencode } from "./opencode.js";
+import { testInstances } from "./test-instances.js";
 import { text, type toolCall } from "./scripted-model.js";
 
 export interface WorktreeSuite {
@@ -45,15 +45,7 @@ export function worktreeSuite(major: WorktreeSuite): void {
     repo = await makeProjectDir(oc, "repo", { gitInit: true });
     git = gitAt(repo, oc.home);
     await commitFiles(repo, git, { "shared.txt": "base\n" });
-    manager = new InstanceManager({
-      stateDir: join(oc.root, "state"),
-      ttlS: 600,
-      env: offlineEnv(oc.home),
-      configFor: () => offlineConfig(oc.model.baseURL),
-      binary,
-      onSpawn: (i) => registerPid(i.pid, basename(binary), oc.root),
-      onExit: (i) => unregisterPid(i.pid),
-    });
+    manager = testInstances(oc, binary);
     conductor = new Conductor({ url: oc.url, password: oc.password, directory: oc.directory, instances: manager, stateDir: join(oc.root, "state") });
     // Re-reads go to the harness's own server: the instances share its data dir, as a user's would.
     reader = new Conductor({ url: oc.url, password: oc.password, directory: oc.directory });

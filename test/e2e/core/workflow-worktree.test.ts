@@ -3,14 +3,14 @@
 // the check run there, a review (in a worktree of the reviewed branch) that asks for a change then approves, the sign-off answered, and
 // the branch merged: the target ends at the last agent step's branch head.
 import { readFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conductor } from "../../../src/core/conductor.js";
-import { InstanceManager } from "../../../src/core/instances/manager.js";
+import type { InstanceManager } from "../../../src/core/instances/manager.js";
 import { commitFiles, gitAt, type Git } from "../../support/git-repo.js";
 import { resolveOpencodeBinary } from "../../../src/client/spawn.js";
-import { makeProjectDir, offlineConfig, offlineEnv, startOpencode, type TestOpencode } from "../../support/opencode.js";
-import { registerPid, unregisterPid } from "../../support/registry.js";
+import { makeProjectDir, startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { testInstances } from "../../support/test-instances.js";
 import { text, toolCall } from "../../support/scripted-model.js";
 
 let oc: TestOpencode;
@@ -25,15 +25,7 @@ beforeAll(async () => {
   repo = await makeProjectDir(oc, "repo", { gitInit: true });
   git = gitAt(repo, oc.home);
   await commitFiles(repo, git, { "fix.txt": "v1\n" });
-  manager = new InstanceManager({
-    stateDir: join(oc.root, "state"),
-    ttlS: 600,
-    env: offlineEnv(oc.home),
-    configFor: () => offlineConfig(oc.model.baseURL),
-    binary,
-    onSpawn: (i) => registerPid(i.pid, basename(binary), oc.root),
-    onExit: (i) => unregisterPid(i.pid),
-  });
+  manager = testInstances(oc, binary);
   conductor = new Conductor({ url: oc.url, password: oc.password, directory: repo, instances: manager, stateDir: join(oc.root, "state"), queue: false });
 }, 120_000);
 afterAll(async () => {
