@@ -146,8 +146,17 @@ export function safeUrl(url: string): string {
  * or cut-off server refuses nothing; its requests time out instead.
  */
 export function connectionRefused(error: unknown): boolean {
+  return hasCode(error, ["ECONNREFUSED"]);
+}
+
+/** The connection was accepted and then closed before any answer (the peer reset it, or closed it mid-request). */
+export function connectionReset(error: unknown): boolean {
+  return hasCode(error, ["ECONNRESET", "EPIPE", "UND_ERR_SOCKET"]);
+}
+
+function hasCode(error: unknown, codes: readonly string[]): boolean {
   for (let e = error, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === "ECONNREFUSED") return true;
+    if (codes.includes((e as { code?: unknown }).code as string)) return true;
   }
   return false;
 }

@@ -11,7 +11,7 @@
 // (a listener that says which it follows), and an event naming only sessions nobody follows is dropped
 // by the stream before it is parsed (client/event-sessions.ts): fifty turns do not each read every
 // event of the other forty-nine.
-import { ConnectionError, OpencodeError, connectionRefused, safeUrl } from "../client/errors.js";
+import { ConnectionError, OpencodeError, connectionRefused, connectionReset, safeUrl } from "../client/errors.js";
 import { sessionsNamedBy } from "../client/event-sessions.js";
 import type { Engine } from "./engine/engine.js";
 import type { HubEvent } from "./engine/events.js";
@@ -54,6 +54,9 @@ const LINGER_MS = 1_000;
 const PROBE_TIMEOUT_MS = 1_000;
 /** While a server does not answer, how often its health is asked again (one that dies meanwhile is lost). */
 const REPROBE_MS = 5_000;
+/** A reset health check is asked again this often, at most MAX_RESETS times, before it counts as silent. */
+const RESET_RETRY_MS = 100;
+const MAX_RESETS = 10;
 const MAX_REQUESTS_REMEMBERED = 1_000;
 
 export class EventHub implements EventSource {
@@ -194,14 +197,28 @@ export class EventHub implements EventSource {
     this.outage = outage;
     const current = () => this.controller === controller && this.outage === outage;
     let told = false;
+    let resets = 0;
+    let silent = 0;
     while (current()) {
       const answer = await this.source.health(PROBE_TIMEOUT_MS).then(
         () => "answered" as const,
         (error: unknown) =>
-          connectionRefused(error) ? "refused" : error instanceof OpencodeError && !(error instanceof ConnectionError) ? "answered" : "silent",
+          connectionRefused(error)
+            ? "refused"
+            : connectionReset(error)
+              ? "reset"
+              : error instanceof OpencodeError && !(error instanceof ConnectionError)
+                ? "answered"
+                : "silent",
       );
       // An answer, even an HTTP error, is a server that is there: the stream's reconnect will find it.
       if (!current() || answer === "answered") return;
+      // Closed before any answer: a process that is exiting still holds its port for a moment and drops
+      // what it accepted (a hung one never closes), so ask again shortly rather than call it silent.
+      if (answer === "reset" && resets++ < MAX_RESETS) {
+        await pause(RESET_RETRY_MS, controller.signal);
+        continue;
+      }
       const url = safeUrl(this.source.url);
       if (answer === "refused") {
         const message = `opencode at ${url} is gone (event stream: ${why}; its port refuses connections): the process that ran this turn stopped, so no end of it will ever be recorded. Once opencode runs again, read the session to see what it kept, and continue it if needed.`;
@@ -210,9 +227,12 @@ export class EventHub implements EventSource {
         this.stop();
         return;
       }
+      // One silent check may be our own event loop held past the limit (a dead port refuses at once,
+      // but its refusal waits behind the timer on a busy machine): ask once more before saying so.
+      if (answer === "silent" && silent++ < 1) continue;
       if (!told) {
         told = true;
-        const message = `opencode at ${url} does not answer (event stream: ${why}; no answer to a health check within ${PROBE_TIMEOUT_MS / 1000} s): it may be hung, stopped or cut off. The turn's outcome is unknown and may still come: ask again with the session id; do not send the task again until opencode answers.`;
+        const message = `opencode at ${url} does not answer (event stream: ${why}; no answer to two health checks of ${PROBE_TIMEOUT_MS / 1000} s): it may be hung, stopped or cut off. The turn's outcome is unknown and may still come: ask again with the session id; do not send the task again until opencode answers.`;
         this.dispatch({ type: "conductor.unreachable", properties: { error: { name: "ServerUnreachable", message } } });
       }
       await pause(REPROBE_MS, controller.signal);

@@ -3,7 +3,7 @@
 // for STOP_MS, and then SIGCONTed. What must hold:
 // - the call with timeout_s 10 answers within 12 s of its start, `unreachable`, with its session id;
 // - the call with timeout_s 120 answers within 122 s (once the stream is found silent and the
-//   server does not answer a health check), `unreachable`, with its session id, not `lost`;
+//   server does not answer two health checks), `unreachable`, with its session id, not `lost`;
 // - oc_result during the stop answers `unreachable` too;
 // - after SIGCONT, oc_wait says `done` for both, as the session re-read from opencode records;
 // - no answer, task record or audit line ever said `lost`.

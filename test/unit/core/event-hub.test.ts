@@ -11,7 +11,7 @@ import { connect } from "../../../src/client/index.js";
 import { V1Engine } from "../../../src/core/engine/v1/v1-engine.js";
 import { EventHub, type HubEvent } from "../../../src/core/event-hub.js";
 
-type State = "up" | "stopped" | "dead";
+type State = "up" | "stopped" | "dying" | "dead";
 const URL_ = "http://opencode.hub.invalid";
 
 /** undici's error for a refused connection (what `fetch` throws when nothing listens on the port). */
@@ -19,9 +19,15 @@ function refused(): TypeError {
   return new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:4096"), { code: "ECONNREFUSED" }) });
 }
 
+/** undici's error for a connection the peer closed before answering (a process exiting drops what it had accepted). */
+function reset(): TypeError {
+  return new TypeError("fetch failed", { cause: Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" }) });
+}
+
 /** A server whose state the test sets; stopped requests wait until it is up again (or their caller gives up). */
 function playedServer() {
   let state: State = "up";
+  let dyingResets = 3;
   const held = new Set<() => void>();
   const stream = () =>
     new ReadableStream<Uint8Array>({
@@ -36,6 +42,11 @@ function playedServer() {
   const fetch = async (request: Request): Promise<Response> => {
     const path = new URL(request.url).pathname;
     if (state === "dead") throw refused();
+    if (state === "dying") {
+      // Its port still accepts for a moment and closes what it accepted; then nothing listens.
+      if (--dyingResets <= 0) state = "dead";
+      throw reset();
+    }
     if (state === "up") return answer(path);
     return new Promise<Response>((resolve, reject) => {
       const release = () => {
@@ -82,11 +93,11 @@ afterEach(() => {
 describe("the hub when the stream drops", () => {
   it("a stopped server is unreachable, never lost; when it answers again the stream is back", async () => {
     const { server, hub, seen, types } = await hubOnStopped();
-    // Silent for 35 s (the stream's idle limit), then a health check that gets no answer within 1 s.
-    await vi.advanceTimersByTimeAsync(36_500);
+    // Silent for 35 s (the stream's idle limit), then two health checks that get no answer within 1 s each.
+    await vi.advanceTimersByTimeAsync(37_500);
     expect(types()).toEqual(["conductor.disconnected", "conductor.unreachable"]);
-    expect(seen[1]!.at).toBeLessThan(37_000);
-    expect(seen[1]!.message).toMatch(/event stream silent for 35 s; no answer to a health check within 1 s\).*outcome is unknown and may still come/);
+    expect(seen[1]!.at).toBeLessThan(38_000);
+    expect(seen[1]!.message).toMatch(/event stream silent for 35 s; no answer to two health checks of 1 s\).*outcome is unknown and may still come/);
     // It stays unknown: more health checks, still no answer, and no `lost`.
     await vi.advanceTimersByTimeAsync(20_000);
     expect(types()).toEqual(["conductor.disconnected", "conductor.unreachable"]);
@@ -107,9 +118,18 @@ describe("the hub when the stream drops", () => {
     hub.close();
   });
 
+  it("a dying server (its port resets what it accepted, then refuses) is lost, never unreachable", async () => {
+    const { server, hub, types } = await hubOnStopped();
+    await vi.advanceTimersByTimeAsync(34_000);
+    server.set("dying");
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(types()).toEqual(["conductor.disconnected", "conductor.lost"]);
+    hub.close();
+  });
+
   it("a stopped server that dies: unreachable first, lost at the next health check", async () => {
     const { server, hub, seen, types } = await hubOnStopped();
-    await vi.advanceTimersByTimeAsync(36_500);
+    await vi.advanceTimersByTimeAsync(37_500);
     expect(types()).toEqual(["conductor.disconnected", "conductor.unreachable"]);
     server.set("dead");
     await vi.advanceTimersByTimeAsync(6_000);

@@ -3,8 +3,8 @@
 // opened during it (answered at SIGCONT), the reads of the reconnect, the turn's end. The fetch
 // below plays the stop: while stopped, every new request waits (as a stopped server's kernel keeps
 // them) until the test continues it; the clock is faked, so the 35 s of silence pass at once.
-// - timeout 120 s: the wait answers `unreachable` once the stream is silent and the health check
-//   gets no answer (about 36 s), with the session id, not `lost`; after the continue the kept watch
+// - timeout 120 s: the wait answers `unreachable` once the stream is silent and two health checks
+//   get no answer (about 37 s), with the session id, not `lost`; after the continue the kept watch
 //   re-reads and a later wait says `done`, as the recorded messages say;
 // - timeout 10 s: the answer comes at 10 s plus the answer margin, `unreachable`, with the session
 //   id, although the summary's read of the messages never answered.
@@ -86,8 +86,8 @@ describe("opencode stopped under a turn, timeout 120 s (server-stopped)", () => 
     const ctx = contextOn(replay, gate);
     const t = await startTurn(replay, ctx, 120_000);
     gate.stop();
-    await vi.advanceTimersByTimeAsync(36_500);
-    expect(t.answeredAt(), "answered once the stream was silent and the health check got no answer").toBeDefined();
+    await vi.advanceTimersByTimeAsync(37_500);
+    expect(t.answeredAt(), "answered once the stream was silent and two health checks got no answer").toBeDefined();
     const unreachable = await t.turn;
     expect(t.answeredAt()! - t.startedAt).toBeLessThan(120_000 + ANSWER_MARGIN_MS);
     expect(unreachable).toMatchObject({ sessionId: t.sessionId, status: "unreachable", error: { name: "ServerUnreachable" } });
