@@ -10,6 +10,7 @@
 // opencode that ran it recorded it, re-read from that server.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Conductor } from "../../src/core/conductor.js";
 import { TaskQueue } from "../../src/core/queue/client.js";
 import { startMcp, type McpSession } from "../support/mcp-client.js";
 import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
@@ -189,4 +190,35 @@ describe("a workflow on the fleet's queue", () => {
     expect(chats("fixer") - before.fixer).toBe(2);
     await expectRecorded(done, { implement: ["Fix: a", "Fix: b"], notes: ["Write the release note for: a,b"] });
   }, 600_000);
+
+  it("is cancelled from another MCP server while a step runs on a worker: the worker interrupts the turn (as opencode recorded it), the run ends cancelled", async () => {
+    model.for("fixer").queue(text("never gets here", { delayMs: 120_000 }));
+    const before = chats("fixer");
+    const walker = await mcp(servers[0]!, "walker");
+    const started = await walker.call("oc_workflow", { action: "start", text: WORKFLOW, inputs: { bugs: "c" }, directory: project, timeout_s: 0 });
+    expect(started.isError, started.text).toBe(false);
+    const id = runOf(started.data).id;
+    await model.waitForRequests(before + 1, { model: "fixer", kind: "chat", timeoutMs: 180_000 });
+
+    const other = await mcp(servers[1]!, "canceller");
+    const asked = await other.call("oc_workflow", { action: "cancel", run: id });
+    expect(asked.isError, asked.text).toBe(false);
+    // The walker (the first server, alive) ends the run once the interrupted step comes back.
+    const reader = new Conductor({ url: servers[1]!.url, password: servers[1]!.password, queue: { url: redis.url } });
+    try {
+      const ended = await reader.workflows.wait(id, { timeoutMs: 120_000 });
+      expect(ended.status).toBe("cancelled");
+      expect(ended.end).toMatchObject({ status: "cancelled", reason: "cancelled on request" });
+      const attempt = ended.steps[0]!.attempts[0]!;
+      expect(attempt.status).toBe("cancelled");
+      const turn = attempt.turns![0]!;
+      const holder = servers.find((s) => s.url === turn.queued?.server)!;
+      expect(turn.status).toBe((await recordedOutcome(holder, turn.sessionId!, project)).status);
+      expect(turn.status).toBe("interrupted");
+      expect(ended.steps.slice(1).map((s) => s.status)).toEqual(["pending", "pending", "pending", "pending"]);
+    } finally {
+      reader.close();
+    }
+    expect(chats("fixer") - before).toBe(1);
+  }, 300_000);
 });

@@ -250,10 +250,15 @@ class Runs implements WorkflowsApi {
     return (await store.get(id))!;
   }
 
-  /** The sessions the ledger holds for a step's request id (a step that crashed before its turns were written). */
+  /**
+   * What the ledger holds for a step's request id (a step whose turns are not written yet): its
+   * sessions, or on the fleet its task or batch id (interrupting that cancels it on the queue, or
+   * has its worker interrupt the turn).
+   */
   private async sessionsOf(requestId: string | undefined): Promise<string[]> {
     if (!requestId) return [];
     const record = (await this.host.ledger.list(200)).find((d) => d.requestId === requestId);
+    if (record?.queueId) return [record.queueId];
     return record?.sessions.filter((s): s is string => typeof s === "string") ?? [];
   }
 

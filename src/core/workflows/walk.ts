@@ -53,6 +53,12 @@ export async function walk(ctx: WalkContext, runId: string): Promise<WorkflowRun
       return end(ctx, (await ctx.store.get(runId))!, "failed", `step "${step.name}" failed: ${reason}`);
     }
     run = (await ctx.store.get(runId))!;
+    if (run.cancelRequestedAt && next.go === "stop" && run.steps[index]!.status === "failed") {
+      // Cancelled from another process while the step ran (its turns interrupted there): the
+      // step ends cancelled, with what opencode recorded for its turns kept, not as a failure.
+      await finishAttempt(ctx, run.id, index, { status: "cancelled", reason: "cancelled on request" });
+      return end(ctx, (await ctx.store.get(runId))!, "cancelled", "cancelled on request");
+    }
     const after = run.steps[index]!;
     if (next.go === "stop") {
       if (after.status === "blocked") return (await ctx.store.update(runId, (r) => ({ ...r, status: "blocked" })))!;
