@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { sleep } from "../../client/sleep.js";
 import { quoted, UsageError } from "../errors.js";
 import { AuditLog } from "../governance/audit.js";
-import { ownerGone, thisProcess } from "../ledger/record.js";
+import { thisProcess } from "../ledger/record.js";
 import { interruptAt } from "../placement/follow-ups.js";
 import type { PlacementHost } from "../placement/host.js";
 import type { InputValue, Workflow } from "./definition.js";
@@ -21,6 +21,7 @@ import type { RunRecords } from "./run-records.js";
 import { RunStore } from "./run-store.js";
 import type { Worktrees } from "../worktrees/worktrees.js";
 import { walk } from "./walk.js";
+import { HEARTBEAT_MS, walkerGone } from "./walker.js";
 
 export interface StartWorkflowOptions {
   /** A workflow's name (a file in the project's .opencode/workflows/) or a path. */
@@ -61,10 +62,6 @@ export interface WorkflowsApi {
 const RUN_ID = /^wfr_[A-Za-z0-9_-]{1,64}$/;
 /** How often a wait re-reads a run walked by another process. */
 const POLL_MS = 500;
-/** How often a walker says it is alive in the run record (heartbeatAt). */
-const HEARTBEAT_MS = 15_000;
-/** A walker on another machine that has not said so for this long is taken for dead (a pid there cannot be checked). */
-const SILENT_WALKER_MS = 4 * HEARTBEAT_MS;
 
 type Host = PlacementHost & { readonly stateDir?: string; readonly worktrees?: Worktrees };
 
@@ -292,13 +289,6 @@ class Runs implements WorkflowsApi {
       },
     );
   }
-}
-
-/** Nobody walks the run any more: its process is gone (this machine), or silent too long (another machine). */
-function walkerGone(run: WorkflowRun): boolean {
-  if (run.owner.host === hostname()) return ownerGone(run.owner);
-  const said = Date.parse(run.heartbeatAt ?? run.updatedAt);
-  return Date.now() - said > SILENT_WALKER_MS;
 }
 
 function newRun(workflow: Workflow, source: string, inputs: Record<string, InputValue>, directory: string): WorkflowRun {
