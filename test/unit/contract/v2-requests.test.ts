@@ -8,6 +8,8 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { connectV2 } from "../../../src/client/v2/client.js";
+import { V2Engine } from "../../../src/core/engine/v2/v2-engine.js";
 import { resolveV2Routes, V2_ROUTE_NAMES, type V2RouteName } from "../../../src/client/v2/routes.js";
 import { driveV2Engine, RECORDED, type DrivenRequest } from "../../support/contract/drive-v2-engine.js";
 import { requestContract, type RequestContract } from "../../support/contract/request-contract.js";
@@ -111,6 +113,36 @@ describe("2.0.26's inbox, diff, rename and per-session rules, as the engine send
   const sentTo = (sent: DrivenRequest[], name: V2RouteName) =>
     sent.filter((r) => r.name === name).map(({ method, path, query, body }) => ({ method, path, query, body }));
   const { session, message } = RECORDED;
+
+  it("states what each server can do from its document, never its version", async () => {
+    const capabilities = async (file: string, version: string) => {
+      // No request goes out for them: a fetch that fails proves it.
+      const fetch = () => Promise.reject(new Error("capabilities must not ask the server"));
+      const client = await connectV2({
+        url: "http://127.0.0.1:4096",
+        fetch,
+        spec: loadSpec(file),
+        identity: { major: 2, version, via: "contract", specPath: "/openapi.json" },
+      });
+      return new V2Engine(client, "/project").capabilities();
+    };
+    expect(await capabilities("spec/v2/openapi.json", "2.0.26")).toMatchObject({
+      sessionRules: true,
+      turnDiffLines: true,
+      listQueued: true,
+      cancelQueued: true,
+      steerQueued: true,
+    });
+    expect(await capabilities("spec/v2-b622626/openapi.json", "2.0.0-src.b622626")).toMatchObject({
+      sessionRules: false,
+      turnDiffLines: false,
+      listQueued: true,
+      cancelQueued: false,
+      steerQueued: false,
+    });
+    // The same document under another version string: the same answer.
+    expect(await capabilities("spec/v2/openapi.json", "2.0.0-src.b622626")).toMatchObject({ sessionRules: true, cancelQueued: true });
+  });
 
   it("sends the rules on create where the document declares `permissions` there, and nothing of them where it does not", () => {
     const created = sentTo(on2026, "session.create");
