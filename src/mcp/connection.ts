@@ -178,7 +178,7 @@ export function createConnection(config: Config): Connection {
     const ownPids = await instanceLeases().pids();
     const found = await findRunningServers({ password: config.opencodePassword, username: config.opencodeUsername, excludePids: ownPids });
     return found
-      .filter((s) => s.healthy && s.url !== primary.client.url)
+      .filter((s) => s.healthy && s.url !== primary.engine.url)
       .map((s) => {
         let c = byUrl.get(s.url);
         if (!c)
@@ -236,7 +236,7 @@ export function createConnection(config: Config): Connection {
       ...(manager?.secrets() ?? []),
       ...(main?.fleetSecrets() ?? []),
     ],
-    describe: () => (main ? { mode, url: main.client.url, steps } : { mode: "not connected", steps }),
+    describe: () => (main ? { mode, url: main.engine.url, steps } : { mode: "not connected", steps }),
     async close() {
       // An auto-start still under way would otherwise leave its server to the exit-time SIGKILL.
       await pending?.catch(() => undefined);

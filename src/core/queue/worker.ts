@@ -112,7 +112,7 @@ export class FleetWorker {
     this.roots = (o.roots ?? []).map((r) => resolve(r));
     this.concurrency = o.concurrency ?? 4;
     this.free = this.concurrency;
-    this.access = o.opencode ?? { url: o.conductor.client.url };
+    this.access = o.opencode ?? { url: o.conductor.engine.url };
   }
 
   private log(line: string): void {
