@@ -12,7 +12,7 @@ import { streamEvents, type EventsOptions } from "../events.js";
 import { performRequest, type RequestContext } from "../request.js";
 import { refuseOversizedRequests } from "../request-size.js";
 import type { ArgsOfOperation, CallOptions, DisconnectedEvent, ParamsFor, ReconnectedEvent, ResultOfOperation } from "../types.js";
-import { parseV2Event, type V2Event } from "./events.js";
+import { parseV2Event, type V2Event } from "./event-framing.js";
 import { resolveV2Routes, type V2_ROUTES, type V2RouteName, type V2Routes } from "./routes.js";
 
 type V2OperationId = keyof V2OperationTypes;

@@ -9,7 +9,7 @@ import type { FileDiff } from "../../model/file-change.js";
 import type { Message } from "../../model/message.js";
 import type { Session, SessionRunState } from "../../model/session.js";
 import type { OpencodeV2Client } from "../../../client/v2/client.js";
-import type { V2Event } from "../../../client/v2/events.js";
+import type { V2Event } from "../../../client/v2/event-framing.js";
 import type { OpencodeEvent } from "../../../client/types.js";
 import type { PermissionRule } from "../../policy/permissions.js";
 import { activityV2, recordedMessagesV2, V2_MACHINE_OPTIONS } from "./v2-events.js";

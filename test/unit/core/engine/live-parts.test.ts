@@ -4,7 +4,7 @@
 // text), they must end as the session's messages read afterwards, same ids, same shapes. And what
 // the server-wide reading of the events (engine/server-events.ts) finds in the same recordings.
 import { describe, expect, it } from "vitest";
-import type { V2Event } from "../../../../src/client/v2/events.js";
+import type { V2Event } from "../../../../src/client/v2/event-framing.js";
 import { LiveParts, type LivePart } from "../../../../src/core/engine/live-parts.js";
 import { activityOf, requestChangeOf } from "../../../../src/core/engine/server-events.js";
 import { messagesFromV2, type V2Message } from "../../../../src/core/engine/v2/v2-messages.js";
