@@ -8,7 +8,7 @@ import type { operations as V2OperationTypes, paths as V2Paths } from "../../../
 import { splitCredentials, type ConnectOptions } from "../connect.js";
 import { detectServer, fetchServerSpec, authHeader, type ServerIdentity } from "../detect.js";
 import { OpencodeError, safeUrl } from "../errors.js";
-import { streamEvents, type EventsOptions } from "../events.js";
+import { streamEvents, type EventsOptions } from "../event-stream.js";
 import { performRequest, type RequestContext } from "../request.js";
 import { refuseOversizedRequests } from "../request-size.js";
 import type { ArgsOfOperation, CallOptions, DisconnectedEvent, ParamsFor, ReconnectedEvent, ResultOfOperation } from "../types.js";

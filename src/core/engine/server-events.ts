@@ -8,7 +8,7 @@ import { sessionOf } from "../../client/v2/event-framing.js";
 import { permissionFrom, questionFrom } from "./v1/v1-requests.js";
 import { recordedErrorV2 } from "./v2/v2-events.js";
 import type { WatchSignal } from "./engine.js";
-import type { HubEvent } from "./events.js";
+import type { HubEvent } from "./hub-events.js";
 import { permissionFromV2, questionFromForm } from "./v2/v2-requests.js";
 
 export type SessionActivityChange =

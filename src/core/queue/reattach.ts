@@ -21,7 +21,7 @@ import type { BlockedHandler } from "../turns/blocked.js";
 import { runTurn, waitForSession } from "../turns/turn.js";
 import type { TurnProgress } from "../turns/turn-progress.js";
 import type { Attempt } from "./attempts.js";
-import { publish, type FleetEvent, type FleetEvents } from "./events.js";
+import { publish, type FleetEvent, type FleetEvents } from "./fleet-events.js";
 import type { FleetKeys } from "./names.js";
 import { readOutcome } from "./outcome-record.js";
 import type { TaskOutcome } from "./outcome.js";

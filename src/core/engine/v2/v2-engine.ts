@@ -24,7 +24,7 @@ import {
   type SessionTranslator,
   type TurnSnapshot,
 } from "../engine.js";
-import type { HubEvent } from "../events.js";
+import type { HubEvent } from "../hub-events.js";
 import { v2Catalog, v2ProviderCatalog } from "./v2-catalog.js";
 import { allRawV2, lastTurnRawV2, newestMessageIdV2, pageRawV2, turnDiffV2 } from "./v2-history.js";
 import { messagesFromV2 } from "./v2-messages.js";

@@ -10,7 +10,7 @@ import { sessionOf } from "../../../client/v2/event-framing.js";
 import { FILE_TOOLS, filePathOf } from "../../model/file-tools.js";
 import { V2TurnEvents } from "./v2-events.js";
 import type { SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "../engine.js";
-import type { HubEvent } from "../events.js";
+import type { HubEvent } from "../hub-events.js";
 import { messagesFromV2 } from "./v2-messages.js";
 import { commonSignals } from "../server-events.js";
 import { V2SeenTurn } from "./v2-seen-turn.js";

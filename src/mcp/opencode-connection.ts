@@ -3,7 +3,7 @@
 // machine, else a `opencode serve` started here (stopped when this process exits). Private
 // instances (`isolation: "instance"`) are separate servers; a session id is routed to the server
 // that holds it.
-import { discoverConnection } from "../client/discovery/connection.js";
+import { discoverConnection } from "../client/discovery/choose-server.js";
 import { findRunningServers } from "../client/discovery/running-servers.js";
 import { NotFoundError } from "../client/errors.js";
 import { autoStart } from "../client/autostart.js";
