@@ -10,7 +10,7 @@ import type { FileDiff } from "../../model/file-change.js";
 import type { Message } from "../../model/message.js";
 import type { Session, SessionRunState } from "../../model/session.js";
 import type { OpencodeV2Client } from "../../../client/v2/client.js";
-import type { V2Event } from "../../../client/v2/events.js";
+import type { V2Event } from "../../../client/v2/event-framing.js";
 import type { OpencodeEvent } from "../../../client/types.js";
 import type { PermissionRule } from "../../policy/permissions.js";
 import { activityV2, recordedMessagesV2, V2_MACHINE_OPTIONS } from "./v2-events.js";
@@ -26,7 +26,7 @@ import {
   type SessionTranslator,
   type TurnSnapshot,
 } from "../engine.js";
-import type { HubEvent } from "../events.js";
+import type { HubEvent } from "../hub-events.js";
 import { v2Catalog, v2ProviderCatalog } from "./v2-catalog.js";
 import { allRawV2, lastTurnRawV2, newestMessageIdV2, pageRawV2, turnDiffV2 } from "./v2-history.js";
 import { cancelQueuedV2, inboxCapabilities, queuedInputsV2, steerQueuedV2, type InboxCapabilities, type QueuedInput } from "./v2-inbox.js";
