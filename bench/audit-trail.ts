@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AuditLog } from "../src/core/governance/audit.js";
 import { DEFAULT_ROTATION } from "../src/core/governance/segments.js";
-import { startConsoleChild } from "../src/console/launch.js";
+import { startConsoleChild } from "../src/console/console-child.js";
 import { CLI } from "../test/support/mcp-client.js";
 import { memoryMcp } from "../test/support/mcp-memory.js";
 

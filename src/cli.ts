@@ -160,7 +160,7 @@ async function main(): Promise<number> {
     import("./config.js"),
     import("./mcp/lazy-connection.js"),
     import("./mcp/server.js"),
-    import("./console/launch.js"),
+    import("./console/console-child.js"),
     import("./mcp/recent-sessions.js"),
     import("./mcp/skills.js"),
     import("@modelcontextprotocol/server"),

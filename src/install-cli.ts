@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { quoted } from "./core/errors.js";
 import { install, InstallError, uninstall } from "./install/install.js";
-import { detectLaunch } from "./install/launch.js";
+import { detectLaunch } from "./install/launch-command.js";
 import { CLIENTS } from "./install/targets.js";
 
 export const INSTALL_HELP = `Usage: opencode-conductor install --client ${CLIENTS.join("|")} [--scope user|project] [--env KEY=VALUE]… [--dry-run] [--force]

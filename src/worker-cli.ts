@@ -145,7 +145,7 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
     await spawned?.stop();
     return 1;
   }
-  process.stderr.write(`worker ${worker.id} ready (queue ${redacted(url)}, opencode ${conductor.client.url})\n`);
+  process.stderr.write(`worker ${worker.id} ready (queue ${redacted(url)}, opencode ${conductor.engine.url})\n`);
 
   let stopping = false;
   const stop = async (force: boolean) => {

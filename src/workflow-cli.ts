@@ -45,7 +45,7 @@ export async function runWorkflowCommand(argv: string[], config: Config): Promis
   }
   const o = parsed.values;
   if (o.help) return (void process.stdout.write(`${RUN_WORKFLOW_HELP}\n`), 0);
-  const { createConnection } = await import("./mcp/connection.js");
+  const { createConnection } = await import("./mcp/opencode-connection.js");
   const connection = createConnection(config);
   try {
     const conductor = await connection.conductor();

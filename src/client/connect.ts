@@ -5,7 +5,7 @@ import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "../../generated/openapi.js";
 import { operations, type OperationSpec } from "../../generated/operations.js";
 import { OpencodeError, safeUrl } from "./errors.js";
-import { streamEvents, type EventsOptions } from "./events.js";
+import { streamEvents, type EventsOptions } from "./event-stream.js";
 import { performRequest, type RequestContext, type RouteSpec } from "./request.js";
 import { refuseOversizedRequests } from "./request-size.js";
 import type { CallParams, CallResult, DisconnectedEvent, OpencodeEvent, OperationId, ReconnectedEvent } from "./types.js";

@@ -7,7 +7,7 @@
 import type { Config } from "../config.js";
 import { Conductor } from "../core/conductor.js";
 import type { EngineKind } from "../core/engine/engine.js";
-import type { HubEvent } from "../core/engine/events.js";
+import type { HubEvent } from "../core/engine/hub-events.js";
 import { LiveParts } from "../core/engine/live-parts.js";
 import { activityOf, requestChangeOf } from "../core/engine/server-events.js";
 import type { InstanceRow } from "../core/instances/registry.js";

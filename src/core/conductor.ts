@@ -94,7 +94,10 @@ export type ConductorDelegateResult = PlacedResult;
 
 export class Conductor implements CoreContext {
   readonly engine: Engine;
-  /** The typed 1.x client (oc_api, feature detection); against a 2.x server, use `engine`. */
+  /**
+   * The typed 1.x client (oc_api, feature detection, tests that read opencode's own record); against
+   * a 2.x server, use `engine`. Not part of CoreContext: the core's verbs use the engine alone.
+   */
   readonly client: OpencodeClient;
   readonly hub: EventHub;
   readonly settings: CoreSettings;
@@ -192,12 +195,12 @@ export class Conductor implements CoreContext {
     if (!fleet || !isSessionId(sessionId)) return undefined;
     const q = await fleet;
     const access = await q.serverOf(sessionId);
-    if (access) return access.url === this.client.url ? undefined : this.peer(access);
+    if (access) return access.url === this.engine.url ? undefined : this.peer(access);
     if (o.indexOnly) return undefined;
     // Not indexed: a session of this server (the usual case), or one made on a worker's server (a fork).
     if (await holdsSession(this, sessionId)) return undefined;
     for (const server of await q.servers()) {
-      if (server.url === this.client.url) continue;
+      if (server.url === this.engine.url) continue;
       const peer = this.peer(server);
       if (!(await holdsSession(peer, sessionId))) continue;
       await q.indexSession(sessionId, server.url).catch(() => undefined); // the next reader finds it at once
@@ -323,7 +326,7 @@ export class Conductor implements CoreContext {
     // A request in a worker's session is answered on that worker's opencode.
     const onFleet = await (await this.taskQueue())?.request(id);
     const access = onFleet && (await (await this.taskQueue())!.server(onFleet.server));
-    if (onFleet && access && access.url !== this.client.url) return this.peer(access).answer({ ...answer, sessionId: onFleet.request.sessionId });
+    if (onFleet && access && access.url !== this.engine.url) return this.peer(access).answer({ ...answer, sessionId: onFleet.request.sessionId });
     if (onFleet && !answer.sessionId) answer = { ...answer, sessionId: onFleet.request.sessionId };
     // The reply must go to the directory instance that asked (docs/opencode-behaviour.md §9).
     const directory = answer.sessionId ? (await sessionScope(this, answer.sessionId)).engine.directory : this.hub.directoryOf(id);

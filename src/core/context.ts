@@ -1,11 +1,12 @@
 // What every core capability needs: the engine (opencode 1.x or 2.x, engine/engine.ts), the
-// shared event stream, and settings.
-import type { OpencodeClient } from "../client/connect.js";
+// shared event stream, and settings. No client: the server's URL and directory are the engine's,
+// and what only the typed 1.x client can do (oc_api, feature detection) takes it from the
+// conductor or the v1 engine, outside the core's verbs.
 import type { Engine } from "./engine/engine.js";
 import type { EventHub } from "./event-hub.js";
 
 export interface DirectoryOption {
-  /** Project directory to ask about; default: the client's. */
+  /** Project directory to ask about; default: the engine's. */
   directory?: string;
 }
 
@@ -31,8 +32,6 @@ export interface SessionDefaults {
 export interface CoreContext {
   /** Everything the core asks opencode goes through it. */
   engine: Engine;
-  /** The typed 1.x client (oc_api and feature detection on 1.x; unusable against a 2.x server). */
-  client: OpencodeClient;
   hub: EventHub;
   settings: CoreSettings;
   /** Remembered in this process only: opencode has no per-session setting for it. */

@@ -28,7 +28,7 @@ export interface DelegateOptions extends Omit<RunTurnOptions, "fresh">, GovernOp
   sessionId?: string;
   /** With `sessionId`: fork it first and continue the copy, leaving the original untouched. */
   fork?: boolean;
-  /** Project directory (must exist). Default: the client's directory, else the server's. */
+  /** Project directory (must exist). Default: the engine's directory, else the server's. */
   directory?: string;
   title?: string;
   /** `provider/model`, `provider/model#variant`, or a name such as `sonnet`. */
@@ -155,7 +155,7 @@ async function checkAgents(ctx: CoreContext, names: string[]): Promise<void> {
 
 /** The context bound to another project directory (new sessions are created there). */
 export function inDirectory(ctx: CoreContext, directory: string): CoreContext {
-  return { ...ctx, engine: ctx.engine.withDirectory(directory), client: ctx.client.withDirectory(directory) };
+  return { ...ctx, engine: ctx.engine.withDirectory(directory) };
 }
 
 async function fileParts(files: string[], directory: string | undefined): Promise<AttachedFile[]> {

@@ -14,9 +14,9 @@
 import { ConnectionError, OpencodeError, connectionRefused, connectionReset, safeUrl } from "../client/errors.js";
 import { sessionsNamedBy } from "../client/event-sessions.js";
 import type { Engine } from "./engine/engine.js";
-import type { HubEvent } from "./engine/events.js";
+import type { HubEvent } from "./engine/hub-events.js";
 
-export type { HubEvent, ServerLostEvent, ServerUnreachableEvent, V2HubEvent } from "./engine/events.js";
+export type { HubEvent, ServerLostEvent, ServerUnreachableEvent, V2HubEvent } from "./engine/hub-events.js";
 /** What the hub reads: the engine's event stream and its health route. */
 export type HubSource = Pick<Engine, "url" | "events" | "health">;
 export type HubListener = (event: HubEvent) => void;

@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import { quoted } from "../core/errors.js";
 import { ensureStateDir, readJson, writeJsonAtomic, writeTextAtomic } from "../core/state-dir.js";
 import { applyEdit, revertEdit, type Edit, type Written } from "./edits.js";
-import { detectLaunch, type Launch } from "./launch.js";
+import { detectLaunch, type Launch } from "./launch-command.js";
 import { changedLines } from "./preview.js";
 import { EditRefused } from "./refused.js";
 import { CLIENTS, targetFor, type Client, type Places, type Scope } from "./targets.js";

@@ -3,7 +3,7 @@
 // The entries are those docs/clients.md shows.
 import { join } from "node:path";
 import type { Edit } from "./edits.js";
-import type { Launch } from "./launch.js";
+import type { Launch } from "./launch-command.js";
 import { cursorRule, skillBody, skillSource, SKILL_NAME } from "./skill.js";
 
 export const CLIENTS = ["claude", "codex", "gemini", "cursor", "opencode"] as const;

@@ -7,7 +7,7 @@ import { OpencodeError } from "../client/errors.js";
 import type { Config } from "../config.js";
 import type { AuditLog } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
-import type { Connection } from "./connection.js";
+import type { Connection } from "./opencode-connection.js";
 import { UsageError, type NextStep } from "../core/errors.js";
 import { withinBudget, type KeptAnswers } from "./answer-budget.js";
 import { auditEntry, isAudited } from "./audit-entry.js";

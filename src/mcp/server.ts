@@ -6,7 +6,7 @@ import type { Tool } from "@modelcontextprotocol/server";
 import { ConfigError, DEFAULT_TOOLSETS, type Config } from "../config.js";
 import { AuditLog } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
-import type { Connection } from "./connection.js";
+import type { Connection } from "./opencode-connection.js";
 import { sharedWriter } from "../core/governance/jsonl-writer.js";
 import { taskRecordsPath } from "../core/governance/task-records.js";
 import { reportOnStderr, type Trail } from "../core/governance/trail-health.js";

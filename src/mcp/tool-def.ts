@@ -6,7 +6,7 @@ import type { z } from "zod";
 import type { Config, Toolset } from "../config.js";
 import type { AuditEntry } from "../core/governance/audit.js";
 import type { Conductor } from "../core/conductor.js";
-import type { Connection } from "./connection.js";
+import type { Connection } from "./opencode-connection.js";
 import type { Decider, RefusedApproval } from "./refusals.js";
 import type { Delegation } from "../core/ledger/view.js";
 

@@ -6,7 +6,7 @@
 import type { TurnVerdict } from "../../src/core/model/turn-outcome.js";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { V2Event } from "../../src/client/v2/events.js";
+import type { V2Event } from "../../src/client/v2/event-framing.js";
 import type { TurnEvent } from "../../src/core/model/turn-event.js";
 import { TurnMachine } from "../../src/core/turns/machine.js";
 import { activityV2, recordedMessagesV2, V2_MACHINE_OPTIONS, V2TurnEvents } from "../../src/core/engine/v2/v2-events.js";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { loadConfig } from "../../src/config.js";
-import { createConnection } from "../../src/mcp/connection.js";
+import { createConnection } from "../../src/mcp/opencode-connection.js";
 import { createServer } from "../../src/mcp/server.js";
 import type { TestOpencode } from "./opencode.js";
 

@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { V2Event as V2RecordedEvent } from "../../src/client/v2/events.js";
+import type { V2Event as V2RecordedEvent } from "../../src/client/v2/event-framing.js";
 import type { V2Message as V2RecordedMessage } from "../../src/core/engine/v2/v2-messages.js";
 
 /** One chunk of a recorded `text/event-stream`: one SSE event. */

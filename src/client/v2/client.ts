@@ -8,11 +8,11 @@ import type { operations as V2OperationTypes, paths as V2Paths } from "../../../
 import { splitCredentials, type ConnectOptions } from "../connect.js";
 import { detectServer, fetchServerSpec, authHeader, type ServerIdentity } from "../detect.js";
 import { OpencodeError, safeUrl } from "../errors.js";
-import { streamEvents, type EventsOptions } from "../events.js";
+import { streamEvents, type EventsOptions } from "../event-stream.js";
 import { performRequest, type RequestContext } from "../request.js";
 import { refuseOversizedRequests } from "../request-size.js";
 import type { ArgsOfOperation, CallOptions, DisconnectedEvent, ParamsFor, ReconnectedEvent, ResultOfOperation } from "../types.js";
-import { parseV2Event, type V2Event } from "./events.js";
+import { parseV2Event, type V2Event } from "./event-framing.js";
 import { resolveV2Routes, type V2_ROUTES, type V2RouteName, type V2Routes } from "./routes.js";
 
 type V2OperationId = keyof V2OperationTypes;

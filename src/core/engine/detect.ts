@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { detectServer, fetchServerSpec } from "../../client/detect.js";
 import { connectV2 } from "../../client/v2/client.js";
 import type { Engine, EngineEventsOptions } from "./engine.js";
-import type { HubEvent } from "./events.js";
+import type { HubEvent } from "./hub-events.js";
 import { V1Engine } from "./v1/v1-engine.js";
 import { V2Engine } from "./v2/v2-engine.js";
 

@@ -9,8 +9,8 @@
 // summaries, budgets, checks and tools do not care which opencode answered. What differs in
 // behaviour is stated by `capabilities` and by UnsupportedOnEngineError, never by a version test
 // in the core.
-import type { EventsOptions } from "../../client/events.js";
-import type { HubEvent } from "./events.js";
+import type { EventsOptions } from "../../client/event-stream.js";
+import type { HubEvent } from "./hub-events.js";
 import type { ModelRef } from "../catalog/model-resolve.js";
 import type { PermissionRule } from "../policy/permissions.js";
 import type { AnswerPermission, AnswerQuestion, PendingRequest } from "../model/pending-request.js";

@@ -9,8 +9,8 @@
 // following began (or when the stream dropped), nothing is streamed, rather than a part under a
 // wrong id; a read of the session shows it.
 import type { Schemas } from "../../client/types.js";
-import { sessionOf, type V2Event } from "../../client/v2/events.js";
-import type { HubEvent } from "./events.js";
+import { sessionOf, type V2Event } from "../../client/v2/event-framing.js";
+import type { HubEvent } from "./hub-events.js";
 import { messagesFromV2, partIdV2, type V2Content, type V2Message } from "./v2/v2-messages.js";
 import { toolEvent } from "./v2/v2-seen-turn.js";
 

@@ -4,11 +4,11 @@
 // (v1-signals.ts, v2-signals.ts) keep what concerns their session, and the console reads every
 // session from it. Event shapes: docs/opencode-behaviour.md (1.x), docs/opencode-2x-behaviour.md (2.x).
 import type { PendingRequest } from "../model/pending-request.js";
-import { sessionOf } from "../../client/v2/events.js";
+import { sessionOf } from "../../client/v2/event-framing.js";
 import { permissionFrom, questionFrom } from "./v1/v1-requests.js";
 import { recordedErrorV2 } from "./v2/v2-events.js";
 import type { WatchSignal } from "./engine.js";
-import type { HubEvent } from "./events.js";
+import type { HubEvent } from "./hub-events.js";
 import { permissionFromV2, questionFromForm } from "./v2/v2-requests.js";
 
 export type SessionActivityChange =

@@ -7,7 +7,7 @@
 // after a SIGKILL of the conductor the next start's cleanStale() finds the rows whose conductorPid is
 // dead and stops their servers.
 //
-// The start sequence itself (environment, sandbox, spawn, registry row) is launch.ts; the attach
+// The start sequence itself (environment, sandbox, spawn, registry row) is start-instance.ts; the attach
 // command is attach.ts. This file keeps the instances by directory, their reuse and the reaper.
 import { realpathSync } from "node:fs";
 import { realpath } from "node:fs/promises";
@@ -20,7 +20,7 @@ import { InstanceRegistry, withoutPassword, type PublicInstanceRow, type StaleCl
 import { isProcessAlive } from "../../client/discovery/processes.js";
 import type { PermissionRule } from "../policy/permissions.js";
 import { dataHome } from "./environment.js";
-import { launchInstance } from "./launch.js";
+import { launchInstance } from "./start-instance.js";
 import { attachCommandFor } from "./attach.js";
 import type { AttachCommand, Instance, InstanceInfo, InstanceManagerOptions, Managed } from "./types.js";
 import { isBusy } from "./busy.js";

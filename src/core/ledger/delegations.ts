@@ -97,8 +97,8 @@ async function read(host: PlacementHost, id: string): Promise<Delegation> {
   const retention = await host.ledger.retentionMs();
   if (r.end) return delegationView(r, retention);
   if (r.placement === "queue") return readQueued(host, r, retention);
-  if (r.placement === "here" && r.server !== undefined && r.server !== host.client.url) {
-    const statusMessage = `its sessions live on ${r.server}; this conductor talks to ${host.client.url}: read it through a conductor of that server`;
+  if (r.placement === "here" && r.server !== undefined && r.server !== host.engine.url) {
+    const statusMessage = `its sessions live on ${r.server}; this conductor talks to ${host.engine.url}: read it through a conductor of that server`;
     return delegationView(r, retention, { status: "working", statusMessage });
   }
   // Not started by this process, or its start here returned while the work goes on: follow it here until the verdict.

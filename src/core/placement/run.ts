@@ -66,7 +66,7 @@ function newRecord(
   size: number,
   governed: boolean,
 ): NewRecord {
-  return { kind, requestId: o.requestId, origin: o.origin ?? kind, placement, server: host.client.url, size, ...(governed ? { governed } : {}) };
+  return { kind, requestId: o.requestId, origin: o.origin ?? kind, placement, server: host.engine.url, size, ...(governed ? { governed } : {}) };
 }
 
 function checkRequestId(requestId: unknown): void {
@@ -305,7 +305,7 @@ async function replayBatch(host: PlacementHost, record: LedgerRecord, o: BatchOp
 }
 
 async function recordStart(host: PlacementHost, t: TaskStartInfo): Promise<void> {
-  await host.records?.append(startLine(t, { server: host.client.url, directory: host.client.directory ?? host.engine.directory, settings: host.settings }));
+  await host.records?.append(startLine(t, { server: host.engine.url, directory: host.engine.directory, settings: host.settings }));
 }
 
 async function recordEnd(host: PlacementHost, r: TurnSummary): Promise<void> {

@@ -27,7 +27,7 @@ export function startSend(host: PlacementHost, sessionId: string, message: strin
   checkPromptText(message, "message"); // before the ledger claims anything
   const { requestId, origin, ...options } = o;
   const delivery = options.delivery ?? "queue";
-  const record = { kind: "send" as const, requestId, origin: origin ?? "send", placement: "here" as const, server: host.client.url, size: 1, delivery };
+  const record = { kind: "send" as const, requestId, origin: origin ?? "send", placement: "here" as const, server: host.engine.url, size: 1, delivery };
   return startOnce<SentTurn>(host.ledger, record, {
     async run(hooks) {
       const holder = await holderOf(host, hooks.record, sessionId);

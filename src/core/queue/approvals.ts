@@ -6,7 +6,7 @@
 // any: it then clears the request and says `answered` on the channel.
 import type { PendingRequest } from "../model/pending-request.js";
 import type { Redis } from "ioredis";
-import { publish } from "./events.js";
+import { publish } from "./fleet-events.js";
 import type { FleetKeys } from "./names.js";
 
 export interface FleetRequest {

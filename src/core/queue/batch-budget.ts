@@ -6,7 +6,7 @@
 // the tasks not started yet end `not_started` (BudgetExceeded), as in process.
 import type { Redis } from "ioredis";
 import type { SharedSpend } from "../governance/budget.js";
-import { publish, type FleetEvents } from "./events.js";
+import { publish, type FleetEvents } from "./fleet-events.js";
 import type { FleetKeys } from "./names.js";
 
 export interface BatchBudget {

@@ -7,7 +7,7 @@ import type { ParallelResult, ParallelSummary } from "../parallel.js";
 import type { TurnProgress } from "../turns/turn-progress.js";
 import type { BudgetTotals } from "../governance/budget.js";
 import { readSpend } from "./batch-budget.js";
-import type { QueueConnection } from "./connection.js";
+import type { QueueConnection } from "./redis-connection.js";
 import { enqueue } from "./enqueue.js";
 import { batchTaskIds, checkTaskId, taskIdFor } from "./names.js";
 import { toTaskSpec, type QueuedDelegateOptions } from "./spec.js";

@@ -1,7 +1,7 @@
 // Cancelling a task on the fleet: a queued one is taken off its queue (it never starts, and the
 // cancelled answer is stored for later reads); a running one is flagged and its worker told over
 // pub/sub, and the caller waits for the turn to end as opencode records it. Split from client.ts.
-import type { QueueConnection, TaskJob } from "./connection.js";
+import type { QueueConnection, TaskJob } from "./redis-connection.js";
 import { ended, type QueuedSummary, type TaskView } from "./outcome.js";
 import { homeOf, readTask } from "./task-state.js";
 import { waitTask, type JobEvents } from "./wait.js";

@@ -2,10 +2,10 @@
 // carries the whole task (spec.ts) and its id is the task id (the caller's request_id when given),
 // so a repeated start is the same job on the whole fleet and any process can wait for it by id,
 // including one started after the first caller died. This class only ties the pieces together:
-// connections (connection.ts), placing jobs (enqueue.ts), reading a task (task-state.ts), waiting
+// connections (redis-connection.ts), placing jobs (enqueue.ts), reading a task (task-state.ts), waiting
 // on the event stream (wait.ts), batches (batch.ts), cancel (cancel.ts), fleet status (status.ts).
 import type { QueuedSummary } from "./outcome.js";
-import { QueueConnection } from "./connection.js";
+import { QueueConnection } from "./redis-connection.js";
 import { enqueue } from "./enqueue.js";
 import { taskIdFor } from "./names.js";
 import { toTaskSpec, type QueuedDelegateOptions } from "./spec.js";

@@ -3,7 +3,7 @@
 // finds the same queue, and its job id is the task id so a repeated start is a no-op. Split from
 // client.ts: delegate and parallel (batch.ts) both enqueue this way.
 import { quoted, UsageError } from "../errors.js";
-import type { QueueConnection } from "./connection.js";
+import type { QueueConnection } from "./redis-connection.js";
 import { ANY_QUEUE, rootQueue } from "./names.js";
 import { rootFor, type TaskSpec } from "./spec.js";
 

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { LedgerRecord } from "../ledger/record.js";
 import { MAX_OPEN_MS, type LedgerStore } from "../ledger/store.js";
-import type { QueueConnection } from "./connection.js";
+import type { QueueConnection } from "./redis-connection.js";
 
 const MAX_UPDATE_TRIES = 20;
 

@@ -35,7 +35,7 @@ export const keys = (prefix: string) => ({
   session: (sessionId: string) => `${prefix}:fleet:session:${sessionId}`,
   /** Permission requests and questions waiting in worker sessions, by request id (approvals.ts). */
   pending: `${prefix}:fleet:pending`,
-  /** What happens on the fleet that a waiting caller, a console or another worker acts on (events.ts). */
+  /** What happens on the fleet that a waiting caller, a console or another worker acts on (fleet-events.ts). */
   events: `${prefix}:fleet:events`,
   /** A batch's shared spend (batch-budget.ts): per message, and the totals. */
   spend: (batchId: string) => `${prefix}:fleet:spend:${batchId}`,

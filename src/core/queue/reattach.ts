@@ -21,7 +21,7 @@ import type { BlockedHandler } from "../turns/blocked.js";
 import { runTurn, waitForSession } from "../turns/turn.js";
 import type { TurnProgress } from "../turns/turn-progress.js";
 import type { Attempt } from "./attempts.js";
-import { publish, type FleetEvent, type FleetEvents } from "./events.js";
+import { publish, type FleetEvent, type FleetEvents } from "./fleet-events.js";
 import type { FleetKeys } from "./names.js";
 import { readOutcome } from "./outcome-record.js";
 import type { TaskOutcome } from "./outcome.js";
@@ -169,11 +169,11 @@ async function probeSession(holder: Conductor, sessionId: string, boundMs: numbe
       ]);
       return "there";
     } catch (error) {
-      if (error instanceof NotFoundError) return `is gone from its opencode ${holder.client.url} (404)`;
+      if (error instanceof NotFoundError) return `is gone from its opencode ${holder.engine.url} (404)`;
       last = (error as Error).message.slice(0, 200);
     }
     if (Date.now() >= deadline || signal.aborted)
-      return `could not be read: its opencode ${holder.client.url} did not answer within ${Math.round(boundMs / 1000)} s (${last})`;
+      return `could not be read: its opencode ${holder.engine.url} did not answer within ${Math.round(boundMs / 1000)} s (${last})`;
     await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS).unref());
   }
 }

@@ -1,7 +1,7 @@
 // What the fleet looks like now, for oc_status and `queue status` / `queue ls`: job counts per
 // state on every queue, the live workers, the provider limits, and the newest tasks. Read-only.
 // Split from client.ts.
-import type { QueueConnection, TaskJob } from "./connection.js";
+import type { QueueConnection, TaskJob } from "./redis-connection.js";
 import { readWorkers, type WorkerAdvert } from "./adverts.js";
 import { redacted } from "./settings.js";
 import { ProviderSlots } from "./slots.js";

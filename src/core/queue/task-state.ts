@@ -3,7 +3,7 @@
 // client.ts: read, wait (wait.ts) and cancel (cancel.ts) all start from here.
 import { quoted, UsageError } from "../errors.js";
 import { checkTaskId } from "./names.js";
-import type { QueueConnection, TaskJob } from "./connection.js";
+import type { QueueConnection, TaskJob } from "./redis-connection.js";
 import { fleetPending } from "./approvals.js";
 import { readOutcome } from "./outcome-record.js";
 import { ended, unfinished, type QueuedSummary, type TaskOutcome, type TaskView } from "./outcome.js";

@@ -10,7 +10,7 @@ import type { BlockedHandler } from "../turns/blocked.js";
 import { AnsweredElsewhere } from "../turns/pending-requests.js";
 import type { TurnProgress } from "../turns/turn-progress.js";
 import type { Detail } from "../turns/summary.js";
-import type { QueueConnection } from "./connection.js";
+import type { QueueConnection } from "./redis-connection.js";
 import type { QueuedSummary, TaskOutcome } from "./outcome.js";
 import { fromOutcome, homeOf, readTask } from "./task-state.js";
 

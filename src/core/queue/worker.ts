@@ -25,7 +25,7 @@ import { clearTask, publishAnswered, publishAsked } from "./approvals.js";
 import { AttemptLog, AttemptSuperseded, type Attempt } from "./attempts.js";
 import { readSpend, sharedSpend } from "./batch-budget.js";
 import { beginAttempt } from "./begin.js";
-import { FleetEvents, publish } from "./events.js";
+import { FleetEvents, publish } from "./fleet-events.js";
 import { ANY_QUEUE, keys, rootQueue, type FleetKeys } from "./names.js";
 import { recordOutcome, recordUnstarted } from "./outcome-record.js";
 import type { TaskOutcome } from "./outcome.js";
@@ -118,7 +118,7 @@ export class FleetWorker {
     this.roots = (o.roots ?? []).map((r) => resolve(r));
     this.concurrency = o.concurrency ?? 4;
     this.free = this.concurrency;
-    this.access = o.opencode ?? { url: o.conductor.client.url };
+    this.access = o.opencode ?? { url: o.conductor.engine.url };
     this.allowance = new JobAllowance(o.maxJobs);
     this.drained = this.allowance.spent;
   }

@@ -26,7 +26,7 @@ export const ocSessions = defineTool({
     const lists = await Promise.all(
       // A server that went away since the scan must not hide the others; the main one's errors show.
       servers.map(async (c, i) =>
-        (await (i === 0 ? listSessions(c, options) : listSessions(c, options).catch(() => []))).map((row) => ({ ...row, server: c.client.url })),
+        (await (i === 0 ? listSessions(c, options) : listSessions(c, options).catch(() => []))).map((row) => ({ ...row, server: c.engine.url })),
       ),
     );
     const sessions = lists.flat().map(({ parentId, ...r }) => ({ ...r, ...(parentId ? { parent_id: parentId } : {}) }));

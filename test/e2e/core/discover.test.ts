@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { discoverConnection } from "../../../src/client/discovery/connection.js";
+import { discoverConnection } from "../../../src/client/discovery/choose-server.js";
 import { findRunningServers } from "../../../src/client/discovery/running-servers.js";
 import { connect } from "../../../src/client/connect.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";

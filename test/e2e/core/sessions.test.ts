@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, NotFoundError } from "../../../src/client/index.js";
+import { connect, NotFoundError, type OpencodeClient } from "../../../src/client/index.js";
 import type { CoreContext } from "../../../src/core/context.js";
 import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
 import { getProviderCatalog, listModels } from "../../../src/core/catalog/models.js";
@@ -35,12 +35,14 @@ const MODEL = { providerID: "fake", modelID: "scripted" };
 
 let oc: TestOpencode;
 let ctx: CoreContext;
+/** The typed 1.x client the tests set sessions up with (the core's verbs use the engine). */
+let client: OpencodeClient;
 
 beforeAll(async () => {
   oc = await startOpencode({ gitInit: true, config: { provider: { fake: { options: { apiKey: SECRET, headers: { "X-Custom-Auth": SECRET } } } } } });
-  const client = connect({ url: oc.url, password: oc.password, directory: oc.directory });
+  client = connect({ url: oc.url, password: oc.password, directory: oc.directory });
   const engine = new V1Engine(client);
-  ctx = { engine, client, hub: new EventHub(engine), settings: {} };
+  ctx = { engine, hub: new EventHub(engine), settings: {} };
 });
 
 afterAll(async () => {
@@ -51,12 +53,12 @@ afterAll(async () => {
 /** A titled session (no title request) with one turn run to its end: the model writes `name`.txt, then says "done". */
 async function workedSession(name: string): Promise<{ sessionId: string; file: string; userMessageId: string }> {
   const file = join(oc.directory, `${name}.txt`);
-  const { id } = await ctx.client.call("session.create", { body: { title: `core sessions e2e ${name}` } });
+  const { id } = await client.call("session.create", { body: { title: `core sessions e2e ${name}` } });
   oc.model.forSession(id).queue(toolCall("write", { filePath: file, content: "x" }), text("done"));
   const watch = await TurnWatch.start(ctx.engine, ctx.hub, id);
   try {
     watch.prompted();
-    await ctx.client.call("session.prompt_async", { path: { sessionID: id }, body: { model: MODEL, parts: [{ type: "text", text: `write ${name}.txt` }] } });
+    await client.call("session.prompt_async", { path: { sessionID: id }, body: { model: MODEL, parts: [{ type: "text", text: `write ${name}.txt` }] } });
     expect(await watch.wait({ timeoutMs: 60_000 })).toBe("idle");
   } finally {
     watch.close();
@@ -158,13 +160,13 @@ describe("core sessions (e2e)", () => {
   });
 
   it("aborts a busy session before deleting it, so its model call stops", async () => {
-    const { id } = await ctx.client.call("session.create", { body: { title: "busy one" } });
+    const { id } = await client.call("session.create", { body: { title: "busy one" } });
     oc.model.forSession(id).queue(text("too late", { delayMs: 60_000 }));
-    await ctx.client.call("session.prompt_async", { path: { sessionID: id }, body: { model: MODEL, parts: [{ type: "text", text: "slow" }] } });
+    await client.call("session.prompt_async", { path: { sessionID: id }, body: { model: MODEL, parts: [{ type: "text", text: "slow" }] } });
     const [request] = await oc.model.waitForRequests(1, { sessionId: id, kind: "chat", timeoutMs: 60_000 });
     expect(await deleteSession(ctx, id)).toEqual({ sessionId: id, deleted: true, aborted: true });
     expect((await oc.model.waitForEnd(request!, { timeoutMs: 30_000 })).clientClosed).toBe(true);
-    expect((await ctx.client.call("session.status"))[id]).toBeUndefined();
+    expect((await client.call("session.status"))[id]).toBeUndefined();
   });
 });
 

@@ -298,7 +298,7 @@ export const scenarios: Scenario[] = [
     server: { config: DISCOVERY_CONFIG },
     async run(client) {
       // The discovery functions themselves make the reads, so the replay holds every request they make.
-      const ctx = { engine: new V1Engine(client), client, hub: {} as EventHub, settings: {} };
+      const ctx = { engine: new V1Engine(client), hub: {} as EventHub, settings: {} };
       await serverStatus(ctx);
       await listModels(ctx);
       for (const kind of CATALOG_KINDS) await catalog(ctx, kind);
@@ -349,7 +349,7 @@ export const scenarios: Scenario[] = [
       }
       // The session functions make the reads, in the order their tests make them. Events are not
       // recorded for them: the hub only subscribes, so the reads decide.
-      const ctx: CoreContext = { engine: new V1Engine(client), client, hub: { subscribe: async () => () => undefined } as unknown as EventHub, settings: {} };
+      const ctx: CoreContext = { engine: new V1Engine(client), hub: { subscribe: async () => () => undefined } as unknown as EventHub, settings: {} };
       await listSessions(ctx, { search: " history " });
       await listSessions(ctx, { parentId: session.id, search: "TEST" });
       await sessionInfo(ctx, session.id);
@@ -371,7 +371,7 @@ export const scenarios: Scenario[] = [
   {
     name: "session-stop",
     async run(client, server) {
-      const ctx: CoreContext = { engine: new V1Engine(client), client, hub: { subscribe: async () => () => undefined } as unknown as EventHub, settings: {} };
+      const ctx: CoreContext = { engine: new V1Engine(client), hub: { subscribe: async () => () => undefined } as unknown as EventHub, settings: {} };
       const hasStatus = (type: string) => (e: { type: string; properties?: unknown }) =>
         e.type === "session.status" && (e.properties as { status: { type: string } }).status.type === type;
       const busy = await createSession(client, "busy");

@@ -1,7 +1,7 @@
 // Discovery's pure parts: /proc/net/tcp{,6} and lsof parsing, loopback hosts, what counts as an
 // opencode process, and the first two steps of discoverConnection (options, env), which never scan.
 import { describe, expect, it } from "vitest";
-import { discoverConnection } from "../../../src/client/discovery/connection.js";
+import { discoverConnection } from "../../../src/client/discovery/choose-server.js";
 import { isOpencodeCommand } from "../../../src/client/discovery/processes.js";
 import { loopbackHost, parseLsofListen, parseProcNetTcp } from "../../../src/client/discovery/listeners.js";
 

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sessionsNamedIn } from "../../../src/client/event-sessions.js";
-import { streamEvents } from "../../../src/client/events.js";
+import { streamEvents } from "../../../src/client/event-stream.js";
 import { EventHub, type HubEvent } from "../../../src/core/event-hub.js";
 import { FIXTURE_DIR, v2FixtureDir, type Fixture } from "../../support/fixture.js";
 

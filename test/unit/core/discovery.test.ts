@@ -22,7 +22,7 @@ const recorded = (path: string) => replay.fixture.interactions.find((i) => i.pat
 
 function fakeContext(settings: CoreSettings = {}) {
   const { client, seen: requests } = replay.connectSeen();
-  const ctx: CoreContext = { engine: new V1Engine(client), client, hub: {} as EventHub, settings };
+  const ctx: CoreContext = { engine: new V1Engine(client), hub: {} as EventHub, settings };
   return {
     ctx,
     get seen() {

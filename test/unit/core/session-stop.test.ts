@@ -17,7 +17,7 @@ function fakeContext() {
   const { client, seen: requests } = replay.connectSeen();
   // The hub only subscribes: the status reads decide, as they did in the recording.
   const hub = { subscribe: async () => () => undefined } as unknown as EventHub;
-  const ctx: CoreContext = { engine: new V1Engine(client), client, hub, settings: {} };
+  const ctx: CoreContext = { engine: new V1Engine(client), hub, settings: {} };
   return { ctx, seen: () => requests.map((r) => `${r.method} ${r.path}`) };
 }
 

@@ -31,7 +31,7 @@ function fakeContext(settings: CoreSettings = {}) {
   const { client, seen } = replay.connectSeen();
   // The hub only subscribes: the recording has no events for these reads, so the reads decide.
   const hub = { subscribe: async () => () => undefined } as unknown as EventHub;
-  const ctx: CoreContext = { engine: new V1Engine(client), client, hub, settings };
+  const ctx: CoreContext = { engine: new V1Engine(client), hub, settings };
   return { ctx, seen, calls: (method: string, path: string) => seen.filter((s) => s.method === method && s.path === path) };
 }
 

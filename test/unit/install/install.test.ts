@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { afterEach, describe, expect, it } from "vitest";
 import { install, InstallError, uninstall } from "../../../src/install/install.js";
-import type { Launch } from "../../../src/install/launch.js";
+import type { Launch } from "../../../src/install/launch-command.js";
 import { skillSource } from "../../../src/install/skill.js";
 import { targetFor, type Client, type Scope } from "../../../src/install/targets.js";
 
@@ -151,7 +151,7 @@ describe("install and uninstall", () => {
 
 describe("how the client starts the server", () => {
   it("from a clone: node and the clone's dist/cli.js; from an npx cache: npx again", async () => {
-    const { detectLaunch } = await import("../../../src/install/launch.js");
+    const { detectLaunch } = await import("../../../src/install/launch-command.js");
     const { packageRoot } = await import("../../../src/install/package-root.js");
     expect(detectLaunch()).toEqual({ command: "node", args: [join(packageRoot(), "dist", "cli.js")], how: "clone" });
     expect(detectLaunch("/home/u/.npm/_npx/1f2e3d/node_modules/opencode-conductor")).toEqual({

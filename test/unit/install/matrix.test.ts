@@ -11,7 +11,7 @@ import { parse as parseToml } from "smol-toml";
 import { afterEach, describe, expect, it } from "vitest";
 import { valueAt, withoutKey } from "../../../src/install/entry-tree.js";
 import { install, uninstall } from "../../../src/install/install.js";
-import type { Launch } from "../../../src/install/launch.js";
+import type { Launch } from "../../../src/install/launch-command.js";
 import { targetFor, type Client, type Scope } from "../../../src/install/targets.js";
 import { readJsonDoc } from "../../../src/install/json-entry.js";
 

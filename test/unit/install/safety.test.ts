@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import { parse as parseToml } from "smol-toml";
 import { afterEach, describe, expect, it } from "vitest";
 import { install, uninstall } from "../../../src/install/install.js";
-import type { Launch } from "../../../src/install/launch.js";
+import type { Launch } from "../../../src/install/launch-command.js";
 import type { Client } from "../../../src/install/targets.js";
 
 const launch: Launch = { command: "npx", args: ["-y", "opencode-conductor"], how: "npx" };

@@ -6,7 +6,7 @@ import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import { loadSpec } from "../../../codegen/lib/load-spec.js";
 import { bundleSchema, responseSchema } from "../../../src/openapi/spec.js";
-import { parseV2Event, sessionOf } from "../../../src/client/v2/events.js";
+import { parseV2Event, sessionOf } from "../../../src/client/v2/event-framing.js";
 import { isEventStream, loadV2Fixture, V2_SCENARIOS, type Fixture } from "../../support/fixture.js";
 
 const addFormats = (addFormatsModule.default ?? addFormatsModule) as unknown as typeof addFormatsModule.default;

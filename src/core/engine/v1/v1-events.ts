@@ -1,7 +1,7 @@
 // The v1 engine's side of the turn machine: opencode 1.x events and messages as TurnEvents and
 // MessageEvidence. Tool errors arrive as part updates, apart from their message's updates, so
 // the translation keeps them per message.
-import type { HubEvent } from "../events.js";
+import type { HubEvent } from "../hub-events.js";
 import type { MessageInfo } from "../../model/message.js";
 import type { TurnEvent } from "../../model/turn-event.js";
 import { evidenceOfInfo, recordedError } from "../../model/evidence.js";

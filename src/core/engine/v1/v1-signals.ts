@@ -5,7 +5,7 @@
 import { FILE_TOOLS, filePathOf } from "../../model/file-tools.js";
 import type { V1TurnEvents } from "./v1-events.js";
 import type { SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "../engine.js";
-import type { HubEvent } from "../events.js";
+import type { HubEvent } from "../hub-events.js";
 import { commonSignals } from "../server-events.js";
 
 export class V1Signals implements SessionTranslator {

@@ -8,7 +8,7 @@ export type JsonType = "string" | "number" | "object" | "array" | "any";
 
 /** The files that read events, relative to the repository root. */
 export const V2_EVENT_READERS = [
-  "src/client/v2/events.ts",
+  "src/client/v2/event-framing.ts",
   "src/core/engine/v2/v2-events.ts",
   "src/core/engine/v2/v2-signals.ts",
   "src/core/engine/v2/v2-seen-turn.ts",
@@ -37,7 +37,7 @@ export const V2_EVENT_READS: Record<string, Record<string, JsonType>> = {
   "session.retry.scheduled": { sessionID: "string" },
   "session.idle": { sessionID: "string" },
   "session.status": { sessionID: "string", status: "object" },
-  // A form's events carry the form, its session inside (client/v2/events.ts sessionOf).
+  // A form's events carry the form, its session inside (client/v2/event-framing.ts sessionOf).
   "form.created": { form: "object" },
   "session.execution.succeeded": { sessionID: "string" },
   "session.execution.failed": { sessionID: "string", error: "any" },

@@ -6,7 +6,7 @@
 // 2.x assistant messages carry no parent id: a step answers the user message promoted last before
 // it, in the stream as in the server's message list (oldest first).
 import type { MessageEvidence, RecordedError } from "../../model/turn-outcome.js";
-import type { V2Event } from "../../../client/v2/events.js";
+import type { V2Event } from "../../../client/v2/event-framing.js";
 import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../../model/turn-event.js";
 
 /** How to build the machine for a 2.x session. */

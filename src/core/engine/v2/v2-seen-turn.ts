@@ -8,7 +8,7 @@
 // else (a retry into the same message, a compaction, a revert, a kind this file does not know) makes
 // it decline, and the summary reads the session from the server as before. A unit test replays every
 // 2.x recording and compares this list with the server's own; an e2e test does the same live.
-import type { V2Event } from "../../../client/v2/events.js";
+import type { V2Event } from "../../../client/v2/event-framing.js";
 import type { V2Content, V2Message } from "./v2-messages.js";
 
 /**

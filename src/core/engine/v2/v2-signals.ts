@@ -6,11 +6,11 @@
 // every message, so the turn's messages are rebuilt from them (v2-seen-turn.ts) and a summary reads
 // the session from the server only when that record declines.
 import type { Message } from "../../model/message.js";
-import { sessionOf } from "../../../client/v2/events.js";
+import { sessionOf } from "../../../client/v2/event-framing.js";
 import { FILE_TOOLS, filePathOf } from "../../model/file-tools.js";
 import { V2TurnEvents } from "./v2-events.js";
 import type { SessionTranslator, UsageSignal, UsageTranslator, WatchSignal } from "../engine.js";
-import type { HubEvent } from "../events.js";
+import type { HubEvent } from "../hub-events.js";
 import { messagesFromV2 } from "./v2-messages.js";
 import { commonSignals } from "../server-events.js";
 import { V2SeenTurn } from "./v2-seen-turn.js";

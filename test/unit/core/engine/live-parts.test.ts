@@ -4,11 +4,11 @@
 // text), they must end as the session's messages read afterwards, same ids, same shapes. And what
 // the server-wide reading of the events (engine/server-events.ts) finds in the same recordings.
 import { describe, expect, it } from "vitest";
-import type { V2Event } from "../../../../src/client/v2/events.js";
+import type { V2Event } from "../../../../src/client/v2/event-framing.js";
 import { LiveParts, type LivePart } from "../../../../src/core/engine/live-parts.js";
 import { activityOf, requestChangeOf } from "../../../../src/core/engine/server-events.js";
 import { messagesFromV2, type V2Message } from "../../../../src/core/engine/v2/v2-messages.js";
-import type { HubEvent } from "../../../../src/core/engine/events.js";
+import type { HubEvent } from "../../../../src/core/engine/hub-events.js";
 import { isEventStream, loadFixture, loadV2Fixture, V2_SCENARIOS, type V2ScenarioName } from "../../../support/fixture.js";
 
 function recorded(name: V2ScenarioName) {

@@ -3,7 +3,7 @@
 // --v2`): the summary the conductor gives at the outcome event must be the one it would have read.
 // The decline cases cut or reorder a recorded stream, as a dropped connection would.
 import { describe, expect, it } from "vitest";
-import type { V2Event } from "../../../../src/client/v2/events.js";
+import type { V2Event } from "../../../../src/client/v2/event-framing.js";
 import { messagesFromV2 } from "../../../../src/core/engine/v2/v2-messages.js";
 import { V2Signals } from "../../../../src/core/engine/v2/v2-signals.js";
 import { summarizeTurn } from "../../../../src/core/turns/summary.js";

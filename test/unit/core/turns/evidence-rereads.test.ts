@@ -7,6 +7,7 @@
 // - text-turn: while the events flow, the watch reads nothing (the event stream is the fast path).
 // And the timing rules alone: when a read is due, given what the session said since the prompt.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { OpencodeClient } from "../../../../src/client/connect.js";
 import type { CoreContext } from "../../../../src/core/context.js";
 import { V1Engine } from "../../../../src/core/engine/v1/v1-engine.js";
 import { EventHub } from "../../../../src/core/event-hub.js";
@@ -16,10 +17,10 @@ import { TEXT_ANSWER, UNKNOWN_AGENT } from "../../../support/recording/scenarios
 import { useReplay, type SeenRequest } from "../../../support/replay.js";
 import { createSession, SCRIPTED_MODEL } from "../../../support/turns.js";
 
-function contextOn(replay: ReturnType<typeof useReplay>): { ctx: CoreContext; seen: SeenRequest[] } {
+function contextOn(replay: ReturnType<typeof useReplay>): { ctx: CoreContext; client: OpencodeClient; seen: SeenRequest[] } {
   const { client, seen } = replay.connectSeen();
   const engine = new V1Engine(client);
-  return { ctx: { engine, client, hub: new EventHub(engine), settings: {} }, seen };
+  return { ctx: { engine, hub: new EventHub(engine), settings: {} }, client, seen };
 }
 
 const calls = (seen: SeenRequest[]) => seen.map((r) => `${r.method} ${r.path}`);
@@ -36,8 +37,8 @@ describe("a prompt opencode accepts and never runs (end-unknown-agent)", () => {
   const replay = useReplay("end-unknown-agent");
 
   it("re-reads after the start grace, twice, then ends with the session error opencode reported", async () => {
-    const { ctx, seen } = contextOn(replay);
-    const session = await createSession(ctx.client, "end-unknown-agent");
+    const { ctx, client, seen } = contextOn(replay);
+    const session = await createSession(client, "end-unknown-agent");
     let settled = false;
     const turn = runTurn(
       ctx,
@@ -75,8 +76,8 @@ describe("a turn whose events flow (text-turn)", () => {
   const replay = useReplay("text-turn");
 
   it("ends on the events alone: no status or message read, before or after the start grace", async () => {
-    const { ctx, seen } = contextOn(replay);
-    const session = await createSession(ctx.client, "text turn");
+    const { ctx, client, seen } = contextOn(replay);
+    const session = await createSession(client, "text turn");
     const summary = await runTurn(
       ctx,
       session.id,

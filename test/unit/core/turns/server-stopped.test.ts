@@ -51,7 +51,7 @@ function stoppable() {
 function contextOn(replay: Replay, gate: ReturnType<typeof stoppable>): CoreContext {
   const client = connect({ url: replay.baseUrl, directory: replay.directory, fetch: gate.fetch });
   const engine = new V1Engine(client);
-  return { engine, client, hub: new EventHub(engine), settings: {} };
+  return { engine, hub: new EventHub(engine), settings: {} };
 }
 
 /** Starts the turn and resolves once the first stream delivered every event it recorded (the stop comes after them). */
@@ -59,7 +59,7 @@ async function startTurn(replay: Replay, ctx: CoreContext, timeoutMs: number) {
   const firstStream = replay.fixture.interactions.find((i) => isEventStream(i.contentType))!;
   let told = 0;
   const stopListening = await ctx.hub.subscribe(() => void told++);
-  const session = await createSession(ctx.client, "server stopped");
+  const session = await createSession((ctx.engine as V1Engine).client, "server stopped");
   const startedAt = Date.now();
   let answeredAt: number | undefined;
   const turn = runTurn(ctx, session.id, () => ctx.engine.prompt(session.id, { text: "answer after a stop", model: SCRIPTED_MODEL }, () => undefined), {

@@ -4,7 +4,7 @@
 // read once it settled), also for two prompts answered by one execution.
 import type { TurnVerdict } from "../../../../src/core/model/turn-outcome.js";
 import { describe, expect, it } from "vitest";
-import type { V2Event } from "../../../../src/client/v2/events.js";
+import type { V2Event } from "../../../../src/client/v2/event-framing.js";
 import { TurnMachine } from "../../../../src/core/turns/machine.js";
 import { recordedMessagesV2, V2_MACHINE_OPTIONS, V2TurnEvents, type V2MessageRecord } from "../../../../src/core/engine/v2/v2-events.js";
 import { isEventStream, loadV2Fixture, type V2ScenarioName } from "../../../support/fixture.js";

@@ -2,7 +2,7 @@
 // log line), and with OPENCODE_CONDUCTOR_CONSOLE=1 a console child that lives as long as the server.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
-import { detectLaunch, type Launch } from "../install/launch.js";
+import { detectLaunch, type Launch } from "../install/launch-command.js";
 
 /**
  * What to run to watch this server's work: this installation's own command (a clone's `node

@@ -6,7 +6,7 @@ import { Queue, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import { UsageError } from "../errors.js";
 import { AttemptLog } from "./attempts.js";
-import { FleetEvents } from "./events.js";
+import { FleetEvents } from "./fleet-events.js";
 import { ANY_QUEUE, keys, rootQueue, type FleetKeys } from "./names.js";
 import type { TaskOutcome } from "./outcome.js";
 import { checkedSettings, redacted, type QueueSettings } from "./settings.js";

@@ -3,7 +3,7 @@
 // machine, else a `opencode serve` started here (stopped when this process exits). Private
 // instances (`isolation: "instance"`) are separate servers; a session id is routed to the server
 // that holds it.
-import { discoverConnection } from "../client/discovery/connection.js";
+import { discoverConnection } from "../client/discovery/choose-server.js";
 import { findRunningServers } from "../client/discovery/running-servers.js";
 import { NotFoundError } from "../client/errors.js";
 import { autoStart } from "../client/autostart.js";
@@ -178,7 +178,7 @@ export function createConnection(config: Config): Connection {
     const ownPids = await instanceLeases().pids();
     const found = await findRunningServers({ password: config.opencodePassword, username: config.opencodeUsername, excludePids: ownPids });
     return found
-      .filter((s) => s.healthy && s.url !== primary.client.url)
+      .filter((s) => s.healthy && s.url !== primary.engine.url)
       .map((s) => {
         let c = byUrl.get(s.url);
         if (!c)
@@ -236,7 +236,7 @@ export function createConnection(config: Config): Connection {
       ...(manager?.secrets() ?? []),
       ...(main?.fleetSecrets() ?? []),
     ],
-    describe: () => (main ? { mode, url: main.client.url, steps } : { mode: "not connected", steps }),
+    describe: () => (main ? { mode, url: main.engine.url, steps } : { mode: "not connected", steps }),
     async close() {
       // An auto-start still under way would otherwise leave its server to the exit-time SIGKILL.
       await pending?.catch(() => undefined);

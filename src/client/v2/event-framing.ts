@@ -1,7 +1,7 @@
 // The framing of opencode 2.x's `GET /api/event`: each SSE `data:` line is one event object
 // `{id, created, type, durable?, location?, data}` (no `payload` wrapper as in 1.x); heartbeats are
 // SSE comments, which the parser drops. Reading, reconnecting and idle detection are the shared
-// ones of ../events.ts. Observed shapes: docs/opencode-2x-behaviour.md.
+// ones of ../event-stream.ts. Observed shapes: docs/opencode-2x-behaviour.md.
 import type { EventSourceMessage } from "eventsource-parser";
 
 export interface V2Event {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { streamEvents } from "../../../src/client/events.js";
+import { streamEvents } from "../../../src/client/event-stream.js";
 import { AuthError } from "../../../src/client/errors.js";
 
 const encoder = new TextEncoder();

@@ -3,7 +3,7 @@
 // disconnected, unreachable, lost). Kept apart from event-hub.ts so engines can name them without a circle.
 import type { RecordedError } from "../model/turn-outcome.js";
 import type { DisconnectedEvent, OpencodeEvent, ReconnectedEvent } from "../../client/types.js";
-import type { V2Event } from "../../client/v2/events.js";
+import type { V2Event } from "../../client/v2/event-framing.js";
 
 /** The server's process is gone (its port refuses connections): turns that were running there will never get a recorded end. */
 export interface ServerLostEvent {
