@@ -147,6 +147,13 @@ async function main(): Promise<number> {
     return 2;
   }
 
+  // The delegation skill over MCP, read while the server's modules load (it is a few KB, in this package).
+  const skillsRead = import("./mcp/skills.js").then(({ packageSkills }) =>
+    packageSkills((message) => process.stderr.write(`opencode-conductor: skill: ${message}\n`)).catch((error: Error) => {
+      process.stderr.write(`opencode-conductor: the delegation skill is not served over MCP: ${error.message}\n`);
+      return undefined;
+    }),
+  );
   // Loaded only now, so --help, --version and flag errors answer without loading the server.
   const [
     { ConfigError, loadConfig },
@@ -154,7 +161,6 @@ async function main(): Promise<number> {
     { assertSomeTools, createServer },
     { consoleCommandLine, startConsoleChild },
     { recentSessionsOf },
-    { packageSkills },
     { preloadSchemas },
   ] = await Promise.all([
     import("./config.js"),
@@ -162,7 +168,6 @@ async function main(): Promise<number> {
     import("./mcp/server.js"),
     import("./console/console-child.js"),
     import("./mcp/recent-sessions.js"),
-    import("./mcp/skills.js"),
     import("@modelcontextprotocol/server"),
   ]);
 
@@ -183,11 +188,8 @@ async function main(): Promise<number> {
   keepRunningOnClosedPipe(); // a client gone is seen on stdin; a closed log reader is no reason to stop
   // The core loads after the server is up (lazy-connection.ts): no list call needs it.
   const connection = lazyConnection(config);
-  // The delegation skill over MCP: read before the first client (it is a few KB, in this package).
-  const skills = await packageSkills((message) => process.stderr.write(`opencode-conductor: skill: ${message}\n`)).catch((error: Error) => {
-    process.stderr.write(`opencode-conductor: the delegation skill is not served over MCP: ${error.message}\n`);
-    return undefined;
-  });
+  // Served from the first client on: the server is built with it.
+  const skills = await skillsRead;
   // The SDK builds its wire schemas on first use, of the era a client speaks: a client's opening
   // requests build what they need (as on any SDK server); the rest, both eras' every method, is
   // built once those are answered, with the core (docs/performance.md, "Start-up" and "Lists").

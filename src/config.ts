@@ -2,7 +2,6 @@
 // server at start with a message naming the variable and what it accepts.
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
 import { DEFAULT_ROTATION, type Rotation } from "./core/governance/segments.js";
 
 export const TOOLSETS = ["delegate", "approve", "sessions", "discover", "api", "instances", "audit", "workflows"] as const;
@@ -18,98 +17,101 @@ const list = (v: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-const flag = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    if (v === undefined || v === "") return false;
-    if (/^(1|true|yes|on)$/i.test(v)) return true;
-    if (/^(0|false|no|off)$/i.test(v)) return false;
-    ctx.addIssue({ code: "custom", message: `expected 1/0, true/false, yes/no or on/off, got "${v}"` });
-    return z.NEVER;
-  });
+// Checked by hand, not with zod: this runs on every start before the server answers its first
+// request, and building and running a zod schema of 35 fields cost more than the rest of reading
+// the configuration (docs/performance.md, "Start-up"). Each reader returns its value, or a problem.
+type Read<T> = { value: T } | { problem: string };
+type Reader<T> = (v: string | undefined) => Read<T>;
 
-const seconds = (fallback: number) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === "") return fallback;
-      const n = Number(v);
-      if (!Number.isFinite(n) || n <= 0) {
-        ctx.addIssue({ code: "custom", message: `expected a positive number of seconds, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    });
+const optional: Reader<string | undefined> = (v) => ({ value: v });
+const listed: Reader<string[]> = (v) => ({ value: list(v) });
 
-const positive = (fallback: number, what: string, integer = false) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === "") return fallback;
-      const n = Number(v);
-      if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-        ctx.addIssue({ code: "custom", message: `expected ${what}, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    });
+const flag: Reader<boolean> = (v) => {
+  if (v === undefined || v === "") return { value: false };
+  if (/^(1|true|yes|on)$/i.test(v)) return { value: true };
+  if (/^(0|false|no|off)$/i.test(v)) return { value: false };
+  return { problem: `expected 1/0, true/false, yes/no or on/off, got "${v}"` };
+};
 
-const EnvSchema = z.object({
-  OPENCODE_URL: z
-    .string()
-    .optional()
-    .refine((v) => v === undefined || v === "" || /^https?:\/\/[^\s]+$/.test(v), "expected an http(s) URL such as http://127.0.0.1:4096"),
-  OPENCODE_PASSWORD: z.string().optional(),
-  OPENCODE_USERNAME: z.string().optional(),
-  OPENCODE_CONDUCTOR_DIRECTORY: z.string().optional(),
-  OPENCODE_CONDUCTOR_TOOLSETS: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      const names = list(v);
-      if (names.length === 0) return DEFAULT_TOOLSETS;
-      const unknown = names.filter((n) => n !== "all" && !(TOOLSETS as readonly string[]).includes(n));
-      if (unknown.length > 0) {
-        ctx.addIssue({ code: "custom", message: `unknown toolset ${unknown.map((u) => `"${u}"`).join(", ")}; known: ${TOOLSETS.join(", ")} (or "all")` });
-        return z.NEVER;
-      }
-      return names.includes("all") ? [...TOOLSETS] : (names as Toolset[]);
-    }),
+const seconds =
+  (fallback: number): Reader<number> =>
+  (v) => {
+    if (v === undefined || v === "") return { value: fallback };
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) return { problem: `expected a positive number of seconds, got "${v}"` };
+    return { value: n };
+  };
+
+const positive =
+  (fallback: number, what: string, integer = false): Reader<number> =>
+  (v) => {
+    if (v === undefined || v === "") return { value: fallback };
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) return { problem: `expected ${what}, got "${v}"` };
+    return { value: n };
+  };
+
+/** An optional value that must pass `ok` when set (unset and empty always pass). */
+const allowed =
+  (ok: (v: string) => boolean, problem: string): Reader<string | undefined> =>
+  (v) =>
+    v === undefined || v === "" || ok(v) ? { value: v } : { problem };
+
+const toolsets: Reader<Toolset[]> = (v) => {
+  const names = list(v);
+  if (names.length === 0) return { value: DEFAULT_TOOLSETS };
+  const unknown = names.filter((n) => n !== "all" && !(TOOLSETS as readonly string[]).includes(n));
+  if (unknown.length > 0) return { problem: `unknown toolset ${unknown.map((u) => `"${u}"`).join(", ")}; known: ${TOOLSETS.join(", ")} (or "all")` };
+  return { value: names.includes("all") ? [...TOOLSETS] : (names as Toolset[]) };
+};
+
+// In this order a bad configuration's problems are listed.
+const ENV = {
+  OPENCODE_URL: allowed((v) => /^https?:\/\/[^\s]+$/.test(v), "expected an http(s) URL such as http://127.0.0.1:4096"),
+  OPENCODE_PASSWORD: optional,
+  OPENCODE_USERNAME: optional,
+  OPENCODE_CONDUCTOR_DIRECTORY: optional,
+  OPENCODE_CONDUCTOR_TOOLSETS: toolsets,
   OPENCODE_CONDUCTOR_READ_ONLY: flag,
-  OPENCODE_CONDUCTOR_MODEL: z.string().optional(),
-  OPENCODE_CONDUCTOR_FALLBACK: z.string().optional().transform(list),
+  OPENCODE_CONDUCTOR_MODEL: optional,
+  OPENCODE_CONDUCTOR_FALLBACK: listed,
   OPENCODE_CONDUCTOR_RETRY_TIMEOUT_S: seconds(90),
-  OPENCODE_CONDUCTOR_MODEL_ALLOW: z.string().optional().transform(list),
-  OPENCODE_CONDUCTOR_MODEL_BLOCK: z.string().optional().transform(list),
+  OPENCODE_CONDUCTOR_MODEL_ALLOW: listed,
+  OPENCODE_CONDUCTOR_MODEL_BLOCK: listed,
   OPENCODE_CONDUCTOR_INSTANCE_TTL_S: seconds(1800),
   OPENCODE_CONDUCTOR_WORKTREE_TTL_S: seconds(3600),
-  OPENCODE_CONDUCTOR_STATE_DIR: z.string().optional(),
-  OPENCODE_CONDUCTOR_SANDBOX: z
-    .string()
-    .optional()
-    .refine((v) => v === undefined || v === "" || v === "srt", 'supported values: "srt" (or unset for no sandbox)'),
-  OPENCODE_CONDUCTOR_AUDIT: z.string().optional(),
+  OPENCODE_CONDUCTOR_STATE_DIR: optional,
+  OPENCODE_CONDUCTOR_SANDBOX: allowed((v) => v === "srt", 'supported values: "srt" (or unset for no sandbox)'),
+  OPENCODE_CONDUCTOR_AUDIT: optional,
   OPENCODE_CONDUCTOR_AUDIT_REQUIRED: flag,
   OPENCODE_CONDUCTOR_ROTATE_MB: positive(DEFAULT_ROTATION.maxBytes / 1024 / 1024, "a positive number of megabytes"),
   OPENCODE_CONDUCTOR_ROTATE_KEEP: positive(DEFAULT_ROTATION.keep, "a positive whole number of segments", true),
-  OPENCODE_CONDUCTOR_APPROVALS: z
-    .string()
-    .optional()
-    .refine(
-      (v) => v === undefined || v === "" || (APPROVAL_MODES as readonly string[]).includes(v),
-      `expected one of ${APPROVAL_MODES.join(", ")} (or unset: elicit when the client supports it, else return)`,
-    ),
-  OPENCODE_CONDUCTOR_HTTP_TOKEN: z.string().optional(),
+  OPENCODE_CONDUCTOR_APPROVALS: allowed(
+    (v) => (APPROVAL_MODES as readonly string[]).includes(v),
+    `expected one of ${APPROVAL_MODES.join(", ")} (or unset: elicit when the client supports it, else return)`,
+  ),
+  OPENCODE_CONDUCTOR_HTTP_TOKEN: optional,
   OPENCODE_CONDUCTOR_HTTP_SESSION_TTL_S: seconds(300),
   OPENCODE_CONDUCTOR_HTTP_MAX_SESSIONS: positive(100, "a positive whole number of sessions", true),
   OPENCODE_CONDUCTOR_HTTP_EVENTS_MB: positive(4, "a positive number of megabytes"),
   OPENCODE_CONDUCTOR_HTTP_REQUEST_TIMEOUT_S: seconds(30),
-  OPENCODE_CONDUCTOR_HTTP_ORIGINS: z.string().optional(),
+  OPENCODE_CONDUCTOR_HTTP_ORIGINS: optional,
   OPENCODE_CONDUCTOR_DEBUG: flag,
-});
+} satisfies Record<string, Reader<unknown>>;
+
+type Env = { [K in keyof typeof ENV]: (typeof ENV)[K] extends Reader<infer T> ? T : never };
+
+/** Every variable read, or every problem found (all at once, so that one start names them all). */
+function readEnv(env: NodeJS.ProcessEnv): { env: Env } | { problems: string[] } {
+  const values: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, read] of Object.entries(ENV) as Array<[string, Reader<unknown>]>) {
+    const result = read(env[name]);
+    if ("problem" in result) problems.push(`${name}: ${result.problem}`);
+    else values[name] = result.value;
+  }
+  return problems.length > 0 ? { problems } : { env: values as Env };
+}
 
 export interface Config {
   opencodeUrl?: string;
@@ -156,12 +158,9 @@ export class ConfigError extends Error {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
-  }
-  const e = parsed.data;
+  const parsed = readEnv(env);
+  if ("problems" in parsed) throw new ConfigError(`Invalid configuration:\n  ${parsed.problems.join("\n  ")}`);
+  const e = parsed.env;
   const stateDir = e.OPENCODE_CONDUCTOR_STATE_DIR || join(env.XDG_STATE_HOME || join(homedir(), ".local", "state"), "opencode-conductor");
   const audit = e.OPENCODE_CONDUCTOR_AUDIT;
   if (audit === "off" && e.OPENCODE_CONDUCTOR_AUDIT_REQUIRED)

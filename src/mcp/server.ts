@@ -22,6 +22,7 @@ import { sendTaskHandles } from "./tasks/handles.js";
 import { registerTaskMethods } from "./tasks/methods.js";
 import { type ToolDef } from "./tool-def.js";
 import { toolListing } from "./listing/compact-listing.js";
+import { builtSchemas } from "./listing/precomputed-schemas.js";
 import { instructionsFor } from "./instructions.js";
 import { ALL_TOOLS } from "./tools/index.js";
 
@@ -122,11 +123,12 @@ export function createServer(options: ServerOptions): McpServer {
   return server;
 }
 
-// Built once per tool selection (the HTTP transport builds a server per client session).
+// Built once per tool selection (the HTTP transport builds a server per client session), from the
+// schemas converted at build time: converting them at start cost more than the rest of the listing.
 const listings = new Map<string, Tool[]>();
 function listingOf(tools: ToolDef[]): Tool[] {
   const key = tools.map((t) => t.name).join(",");
   let listing = listings.get(key);
-  if (!listing) listings.set(key, (listing = toolListing(tools)));
+  if (!listing) listings.set(key, (listing = toolListing(tools, builtSchemas)));
   return listing;
 }

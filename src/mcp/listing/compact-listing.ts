@@ -18,14 +18,26 @@ import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { ToolDef } from "../tool-def.js";
 
-export function toolListing(defs: readonly ToolDef[]): Tool[] {
-  return defs.map((def) => ({
-    name: def.name,
-    description: def.description,
+/** A tool's two listed JSON Schemas. */
+export type ListedSchemas = Pick<Tool, "inputSchema" | "outputSchema">;
+
+/**
+ * The listing of these tools. `schemasOf` gives a tool's JSON Schemas: by default converted from its
+ * zod shapes here; the server passes the ones converted at build time (precomputed-schemas.ts).
+ */
+export function toolListing(defs: readonly ToolDef[], schemasOf: (def: ToolDef) => ListedSchemas = listedSchemas): Tool[] {
+  return defs.map((def) => {
+    const { inputSchema, outputSchema } = schemasOf(def);
+    return { name: def.name, description: def.description, inputSchema, outputSchema, ...listedHints(def.annotations) };
+  });
+}
+
+/** A tool's listed JSON Schemas, converted from its zod shapes now. */
+export function listedSchemas(def: ToolDef): ListedSchemas {
+  return {
     inputSchema: compactSchema(z.object(def.input), "input") as Tool["inputSchema"],
     outputSchema: compactSchema(z.looseObject(def.output), "output") as Tool["outputSchema"],
-    ...listedHints(def.annotations),
-  }));
+  };
 }
 
 const DEFAULT_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } as const;

@@ -7,6 +7,8 @@ import { clientHints, compactSchema } from "../../../src/mcp/listing/compact-lis
 import { ALL_TOOLS } from "../../../src/mcp/tools/index.js";
 import { listedTools } from "../../../src/mcp/listing/listed-tools.js";
 import { clamped } from "../../../src/mcp/shared-fields.js";
+import { builtSchemas, liveSchemas } from "../../../src/mcp/listing/precomputed-schemas.js";
+import LISTED from "../../../src/mcp/listing/listed-schemas.json" with { type: "json" };
 
 describe("compactSchema", () => {
   it("drops $schema, empty objects, string propertyNames and the ±2^53 integer bounds", () => {
@@ -32,6 +34,19 @@ describe("compactSchema", () => {
     expect(clamped(1, 10).parse(99)).toBe(10);
     expect(clamped(1, 10).parse(-3)).toBe(1);
     expect(clamped(1, 10, true).safeParse(2.5).success).toBe(false);
+  });
+});
+
+describe("the schemas converted at build time", () => {
+  it("are today's conversion of every tool's zod shapes, byte for byte (else: npm run build writes them again)", () => {
+    expect(JSON.stringify(LISTED)).toBe(JSON.stringify(liveSchemas()));
+    expect(Object.keys(LISTED)).toEqual(ALL_TOOLS.map((t) => t.name));
+  });
+
+  it("are what the server lists for this package's tools; another definition of the same name is converted as it is", () => {
+    for (const def of ALL_TOOLS) expect(builtSchemas(def)).toBe((LISTED as Record<string, unknown>)[def.name]);
+    const other = { ...ALL_TOOLS[0]!, input: { only: z.string() } };
+    expect(builtSchemas(other).inputSchema).toEqual({ type: "object", properties: { only: { type: "string" } }, required: ["only"] });
   });
 });
 
