@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { loadSpec } from "../../../src/openapi/load-document.js";
 import { V2_ROUTE_NAMES, type V2RouteName } from "../../../src/client/v2/routes.js";
 import { driveV2Engine, RECORDED, type DrivenRequest } from "../../support/contract/drive-v2-engine.js";
 import { requestContract, type RequestContract } from "../../support/contract/request-contract.js";
