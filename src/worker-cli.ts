@@ -12,7 +12,7 @@ import { redacted } from "./core/queue/settings.js";
 import { keepRunningOnClosedPipe } from "./closed-pipe.js";
 
 export const WORKER_HELP = `Usage: opencode-conductor worker [--queue redis://HOST:PORT] [--concurrency N] [--workspace DIR]
-         [--root DIR]... [--limit PROVIDER=N]... [--lock-s N] [--reattach-s N] [--id NAME]
+         [--root DIR]... [--limit PROVIDER=N]... [--lock-s N] [--reattach-s N] [--id NAME] [--max-jobs N]
 
   --queue URL        the fleet's Redis (default: OPENCODE_CONDUCTOR_QUEUE)
   --concurrency N    tasks at once on this worker (default 4)
@@ -23,6 +23,8 @@ export const WORKER_HELP = `Usage: opencode-conductor worker [--queue redis://HO
   --reattach-s N     how long an earlier attempt's opencode may not answer before its task is run
                      again instead of re-attached (default 30)
   --id NAME          worker name in oc_status (default HOST-PID-xxxx)
+  --max-jobs N       take at most N tasks, then exit 0 once they have ended (a pod per task:
+                     deploy/k8s/scaledjob/; default: run until stopped)
 
 opencode: OPENCODE_URL (+ OPENCODE_PASSWORD), else \`opencode serve\` is started in the workspace.
 Its URL and password go into the fleet's Redis, so other workers and MCP servers can reach the
@@ -59,6 +61,7 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
         "lock-s": { type: "string" },
         "reattach-s": { type: "string" },
         id: { type: "string" },
+        "max-jobs": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -73,12 +76,13 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
     process.stderr.write(`opencode-conductor worker: no queue: give --queue redis://HOST:PORT or set OPENCODE_CONDUCTOR_QUEUE.\n`);
     return 2;
   }
-  let concurrency: number, lockS: number, reattachS: number, limitMap: Record<string, number>;
+  let concurrency: number, lockS: number, reattachS: number, limitMap: Record<string, number>, maxJobs: number | undefined;
   try {
     concurrency = positive("--concurrency", values.concurrency, 4);
     lockS = positive("--lock-s", values["lock-s"], 30);
     reattachS = positive("--reattach-s", values["reattach-s"], 30);
     limitMap = limits(values.limit);
+    maxJobs = values["max-jobs"] === undefined ? undefined : positive("--max-jobs", values["max-jobs"], 1);
   } catch (error) {
     process.stderr.write(`opencode-conductor worker: ${(error as Error).message}\n`);
     return 2;
@@ -130,6 +134,7 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
     lockMs: lockS * 1000,
     reattachMs: reattachS * 1000,
     id: values.id,
+    maxJobs,
     log: (line) => process.stderr.write(`${line}\n`),
   });
   try {
@@ -152,6 +157,11 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
     await spawned?.stop().catch(() => undefined);
     process.exit(0);
   };
+  if (maxJobs !== undefined)
+    void worker.drained.then(() => {
+      process.stderr.write(`worker: ${maxJobs} task${maxJobs === 1 ? "" : "s"} ended (--max-jobs): stopping\n`);
+      return stop(false);
+    });
   process.on("SIGTERM", () => void stop(stopping));
   process.on("SIGINT", () => void stop(stopping));
   return -1; // keep running

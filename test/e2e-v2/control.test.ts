@@ -8,6 +8,7 @@ import { hang, text, toolCall } from "../support/scripted-model.js";
 import { startV2Fixture, type V2Fixture } from "../support/opencode2.js";
 import { isOutcome } from "../support/v2-events.js";
 import { COLOUR_QUESTION } from "../support/questions.js";
+import { V2Engine } from "../../src/core/engine/v2/v2-engine.js";
 
 let v2: V2Fixture;
 beforeAll(async () => {
@@ -207,6 +208,56 @@ describe("a second prompt into a running turn", () => {
       ["assistant", "answer one"],
       ["user", "second"],
       ["assistant", "answer two"],
+    ]);
+  });
+});
+
+describe("prompts waiting in a running turn (the pre-release's pending list; 2.0.26's inbox)", () => {
+  it("are listed through the engine with their delivery and text, outlive an interrupt, and run with the next prompt", async () => {
+    const id = await v2.newSession("pending");
+    v2.server.model.forSession(id).queue(hang({ text: "partial " }), text("answer two"), text("answer three"));
+    const engine = new V2Engine(v2.client, v2.server.directory);
+    const from = v2.log.events.length;
+    await prompt(id, { text: "first" });
+    await v2.log.waitFor(inSession(id, "session.text.started"), { after: from });
+    // The step never ends (the model hangs): a steer waits for the step's end, a queued prompt for the execution's.
+    const queued = (await prompt(id, { text: "later", delivery: "queue" })).data;
+    const steered = (await prompt(id, { text: "now", delivery: "steer" })).data;
+    const listed = await engine.queuedInputs(id);
+    expect(listed.map((q) => [q.id, q.delivery, q.text, q.type])).toEqual([
+      [queued.id, "queue", "later", "user"],
+      [steered.id, "steer", "now", "user"],
+    ]);
+    // This server can list them but neither cancel nor steer one (2.0.26's inbox can): it says so, naming its version.
+    expect(await engine.capabilities()).toMatchObject({ listQueued: true, cancelQueued: false, steerQueued: false, turnDiffLines: false, sessionRules: false });
+    await expect(engine.cancelQueued(id, queued.id)).rejects.toThrow(`opencode ${v2.client.identity.version} cannot cancel a queued prompt`);
+    await expect(engine.steerQueued(id, queued.id)).rejects.toThrow(/cannot turn a queued prompt into a steer: .*send the message again with delivery steer/);
+
+    // An interrupt ends the execution and leaves both waiting, the session idle.
+    await v2.client.request("session.interrupt", { path: { sessionID: id } });
+    expect((await v2.log.waitFor(isOutcome(id), { after: from })).type).toBe("session.execution.interrupted");
+    expect(await v2.client.request("session.active", {})).toEqual({ data: {} });
+    expect((await engine.queuedInputs(id)).map((q) => q.id)).toEqual([queued.id, steered.id]);
+
+    // The next prompt's execution promotes the steer with it, then the queued one after its step.
+    const next = v2.log.events.length;
+    const third = (await prompt(id, { text: "next" })).data;
+    expect((await v2.log.waitFor(isOutcome(id), { after: next })).type).toBe("session.execution.succeeded");
+    const promoted = v2.log
+      .of(id, next)
+      .filter((e) => e.type === "session.input.promoted")
+      .map((e) => e.data.inputID);
+    expect(promoted).toEqual([steered.id, third.id, queued.id]);
+    expect(await engine.queuedInputs(id)).toEqual([]);
+    const messages = await v2.messages(id);
+    expect(messages.map((m) => [m.type, m.text ?? m.content?.map((c) => c.text).join()])).toEqual([
+      ["user", "first"],
+      ["assistant", "partial "],
+      ["user", "now"],
+      ["user", "next"],
+      ["assistant", "answer two"],
+      ["user", "later"],
+      ["assistant", "answer three"],
     ]);
   });
 });

@@ -1,10 +1,11 @@
 // deploy/k8s validated against the Kubernetes and KEDA schemas (kubernetes-models): every document
 // must be a known kind that passes its schema, and the Deployment's numbers must match docs/scaling.md.
+// The ScaledJob variant (deploy/k8s/scaledjob/: a pod per task) is checked the same way.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Secret, Service } from "kubernetes-models/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
-import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1";
+import { ScaledJob, ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 
@@ -14,14 +15,15 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   "v1/Service": Service as never,
   "apps/v1/Deployment": Deployment as never,
   "keda.sh/v1alpha1/ScaledObject": ScaledObject as never,
+  "keda.sh/v1alpha1/ScaledJob": ScaledJob as never,
 };
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string }; [k: string]: unknown };
 
-function documents(): Array<{ file: string; doc: Doc }> {
-  return readdirSync(DIR)
+function documents(dir = DIR): Array<{ file: string; doc: Doc }> {
+  return readdirSync(dir)
     .filter((f) => f.endsWith(".yaml"))
-    .flatMap((file) => parseAllDocuments(readFileSync(join(DIR, file), "utf8")).map((d) => ({ file, doc: d.toJS() as Doc })));
+    .flatMap((file) => parseAllDocuments(readFileSync(join(dir, file), "utf8")).map((d) => ({ file, doc: d.toJS() as Doc })));
 }
 
 function validate(doc: Doc): void {
@@ -105,5 +107,57 @@ describe("deploy/k8s", () => {
     for (const t of scaled.spec.triggers) expect(t.metadata.targetValue).toBe(concurrency);
     expect(worker.envFrom![0]!.secretRef.name).toBe(secret.metadata.name);
     expect(readFileSync(join(import.meta.dirname, "../../docs/scaling.md"), "utf8")).toContain(worker.resources.requests.memory);
+  });
+
+  describe("the ScaledJob variant (scaledjob/)", () => {
+    type Job = Doc & {
+      spec: {
+        jobTargetRef: {
+          backoffLimit: number;
+          template: { spec: { restartPolicy: string; containers: Array<{ name?: string; args: string[]; envFrom: Array<{ secretRef: { name: string } }> }> } };
+        };
+        scalingStrategy: { strategy: string };
+        triggers: Array<{ type: string; metadata: { url: string; valueLocation: string; targetValue: string } }>;
+      };
+    };
+    const variant = () => documents(join(DIR, "scaledjob"));
+
+    it("is one valid KEDA ScaledJob", () => {
+      const docs = variant();
+      expect(docs.map((d) => d.doc.kind)).toEqual(["ScaledJob"]);
+      for (const { file, doc } of docs) expect(() => validate(doc), `${file}: ${doc.kind}`).not.toThrow();
+    });
+
+    it("the validation is real: a copy without its job, or without triggers, or with a nameless container, is refused", () => {
+      const job = variant()[0]!.doc as Job;
+      const noJob = structuredClone(job) as Doc & { spec: Record<string, unknown> };
+      delete noJob.spec.jobTargetRef;
+      expect(() => validate(noJob)).toThrow();
+      const noTriggers = structuredClone(job) as Doc & { spec: Record<string, unknown> };
+      delete noTriggers.spec.triggers;
+      expect(() => validate(noTriggers)).toThrow();
+      const nameless = structuredClone(job);
+      delete nameless.spec.jobTargetRef.template.spec.containers[0]!.name;
+      expect(() => validate(nameless)).toThrow();
+    });
+
+    it("runs one task per pod (--max-jobs 1 --concurrency 1, never restarted by Kubernetes), one Job per waiting task of the same backlog, and wires the Secret", () => {
+      const job = variant()[0]!.doc as Job;
+      const scaled = documents().find((d) => d.doc.kind === "ScaledObject")!.doc as Job;
+      const secret = documents().find((d) => d.doc.kind === "Secret")!.doc;
+      const pod = job.spec.jobTargetRef.template.spec;
+      const args = pod.containers[0]!.args;
+      expect(args[args.indexOf("--max-jobs") + 1]).toBe("1");
+      expect(args[args.indexOf("--concurrency") + 1]).toBe("1");
+      expect(pod.restartPolicy).toBe("Never");
+      expect(job.spec.jobTargetRef.backoffLimit).toBe(0);
+      expect(pod.containers[0]!.envFrom[0]!.secretRef.name).toBe(secret.metadata.name);
+      // The backlog's jobs that no worker holds yet, one Job each; `accurate`: that count excludes running ones.
+      const waiting = scaled.spec.triggers.find((t) => t.metadata.valueLocation === "waiting")!;
+      expect(job.spec.triggers.map((t) => [t.type, t.metadata.url, t.metadata.valueLocation, t.metadata.targetValue])).toEqual([
+        ["metrics-api", waiting.metadata.url, "waiting", "1"],
+      ]);
+      expect(job.spec.scalingStrategy.strategy).toBe("accurate");
+    });
   });
 });

@@ -3,8 +3,10 @@
 // pre-release snapshot b622626 vs the released 2.0.26, see docs/opencode-2x-behaviour.md):
 // operationIds lost their `v2.` prefix, `wait` moved under /api/experimental, rename became
 // `PATCH /api/session/{id}` (session.update), revert clear became `DELETE .../revert`, questions
-// exist only on the pre-release (2.0.26 has forms), the per-session diff only on 2.0.26. So each
-// name lists the operationIds it has had, newest first; the first one the server's document has wins.
+// exist only on the pre-release (2.0.26 has forms), the per-session diff only on 2.0.26, and the
+// pending input is the pre-release's read-only `pending` list but 2.0.26's `inbox` (list, cancel a
+// queued prompt, turn it into a steer). So each name lists the operationIds it has had, newest
+// first; the first one the server's document has wins.
 // v2 route names live here and nowhere else.
 import { OpencodeError } from "../errors.js";
 import type { RouteSpec } from "../request.js";
@@ -43,6 +45,9 @@ export const V2_ROUTES = {
   "session.switchModel": { ids: ["session.switchModel", "v2.session.switchModel"], purpose: "change a session's model" },
   "session.switchAgent": { ids: ["session.switchAgent", "v2.session.switchAgent"], purpose: "change a session's agent" },
   "session.diff": { ids: ["session.diff"], optional: true, purpose: "read a session's file changes" },
+  "inbox.list": { ids: ["session.inbox.list", "v2.session.pending.list"], optional: true, purpose: "list a session's prompts waiting to be promoted" },
+  "inbox.cancel": { ids: ["session.inbox.cancel"], optional: true, purpose: "cancel a queued prompt" },
+  "inbox.steer": { ids: ["session.inbox.update"], optional: true, purpose: "turn a queued prompt into a steer" },
   "vcs.diff": { ids: ["vcs.diff", "v2.vcs.diff"], purpose: "read the project's working-tree diff" },
   "permission.list": { ids: ["session.permission.list", "v2.session.permission.list"], purpose: "list a session's pending permissions" },
   "permission.requests": { ids: ["permission.request.list", "v2.permission.request.list"], purpose: "list every pending permission" },

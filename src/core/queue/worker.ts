@@ -33,6 +33,7 @@ import { DEFAULT_REATTACH_MS, reattach } from "./reattach.js";
 import { adoptCheckout, checkoutRepo, collectRepo, removeCheckout, type Checkout } from "./repo.js";
 import { registerServer, serverAccess, type ServerAccess } from "./servers.js";
 import { validSettings, type QueueSettings } from "./settings.js";
+import { JobAllowance } from "./job-allowance.js";
 import { ProviderSlots } from "./slots.js";
 import { providerOf, type TaskSpec } from "./spec.js";
 
@@ -64,6 +65,8 @@ export interface FleetWorkerOptions {
   /** How long an earlier attempt's opencode may not answer before the task is run again instead of re-attached (default 30 s). */
   reattachMs?: number;
   id?: string;
+  /** Take at most this many tasks, then stop taking more (`drained` resolves once they have ended): one pod per task. */
+  maxJobs?: number;
   log?: (line: string) => void;
 }
 
@@ -97,6 +100,9 @@ export class FleetWorker {
   private heartbeat?: NodeJS.Timeout;
   private stopEvents?: () => void;
   private readonly startedAt = new Date().toISOString();
+  private readonly allowance: JobAllowance;
+  /** With `maxJobs`: resolves once that many tasks were taken and have ended. */
+  readonly drained: Promise<void>;
 
   constructor(private readonly o: FleetWorkerOptions) {
     this.settings = validSettings(o.queue);
@@ -113,6 +119,8 @@ export class FleetWorker {
     this.concurrency = o.concurrency ?? 4;
     this.free = this.concurrency;
     this.access = o.opencode ?? { url: o.conductor.engine.url };
+    this.allowance = new JobAllowance(o.maxJobs);
+    this.drained = this.allowance.spent;
   }
 
   private log(line: string): void {
@@ -190,6 +198,13 @@ export class FleetWorker {
   private async process(job: Job<TaskSpec, TaskOutcome>, token?: string): Promise<TaskOutcome> {
     const taskId = job.id!;
     const spec = job.data;
+    if (!this.allowance.take()) {
+      // Past --max-jobs (another queue's worker fetched it meanwhile): back for another worker, not an attempt.
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
+    if (this.allowance.full) this.takeNoMore();
+    let counted = true;
     await this.slot();
     const provider = providerOf(spec, this.o.conductor.settings.defaultModel);
     try {
@@ -210,6 +225,9 @@ export class FleetWorker {
       if (begun.state === "cancelled") return await this.cancelledBeforeStart(taskId, spec.retentionS ?? this.settings.ttlS);
       if (begun.state === "limited") {
         // At the fleet's limit for this provider: back to the queue for a moment (not an attempt).
+        counted = false;
+        this.allowance.giveBack();
+        if (!this.allowance.full) for (const w of this.workers) if (w.isPaused()) w.resume();
         await job.moveToDelayed(Date.now() + LIMITED_RETRY_MS + Math.floor(Math.random() * LIMITED_RETRY_MS), token);
         throw new DelayedError();
       }
@@ -218,7 +236,14 @@ export class FleetWorker {
     } finally {
       await this.slots.release(taskId).catch(() => undefined);
       this.unslot();
+      if (counted) this.allowance.end();
     }
+  }
+
+  /** --max-jobs reached: the queues' workers fetch nothing more (the running tasks go on). */
+  private takeNoMore(): void {
+    this.log(`took ${this.allowance.max} task${this.allowance.max === 1 ? "" : "s"} (max-jobs): taking no more`);
+    for (const w of this.workers) void w.pause(true).catch(() => undefined);
   }
 
   /** A task cancelled before any attempt began: nothing was sent to opencode (on record before BullMQ hears of it). */

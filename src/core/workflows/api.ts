@@ -2,7 +2,10 @@
 // end), answer its sign-off, resume it after a crash, cancel it, retry its failed step. Any process
 // on the same state dir can do each of these: the run record says where the run is, and a run's
 // agent steps are ledger delegations with a request id per attempt, so a resume re-attaches to a
-// session still running instead of prompting again.
+// session still running instead of prompting again. With a queue (OPENCODE_CONDUCTOR_QUEUE) the
+// records are in the fleet's Redis and the agent steps are jobs for its workers, so any process of
+// the fleet, on any machine, can do each of these.
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { sleep } from "../../client/sleep.js";
 import { quoted, UsageError } from "../errors.js";
@@ -14,6 +17,7 @@ import type { InputValue, Workflow } from "./definition.js";
 import { listWorkflows, resolveWorkflow, type FoundWorkflow } from "./files.js";
 import { runInputs } from "./parse.js";
 import { lastAttempt, newRunId, type SignOff, type WorkflowRun } from "./run-record.js";
+import type { RunRecords } from "./run-records.js";
 import { RunStore } from "./run-store.js";
 import type { Worktrees } from "../worktrees/worktrees.js";
 import { walk } from "./walk.js";
@@ -57,6 +61,10 @@ export interface WorkflowsApi {
 const RUN_ID = /^wfr_[A-Za-z0-9_-]{1,64}$/;
 /** How often a wait re-reads a run walked by another process. */
 const POLL_MS = 500;
+/** How often a walker says it is alive in the run record (heartbeatAt). */
+const HEARTBEAT_MS = 15_000;
+/** A walker on another machine that has not said so for this long is taken for dead (a pid there cannot be checked). */
+const SILENT_WALKER_MS = 4 * HEARTBEAT_MS;
 
 type Host = PlacementHost & { readonly stateDir?: string; readonly worktrees?: Worktrees };
 
@@ -76,16 +84,20 @@ export function workflowsApi(host: Host, o: { audit?: string | false } = {}): Wo
 
 class Runs implements WorkflowsApi {
   private readonly walking = new Map<string, { done: Promise<WorkflowRun>; stop: AbortController }>();
-  private storeOf?: RunStore;
+  private storeOf?: Promise<RunRecords>;
 
   constructor(
     private readonly host: Host,
     private readonly audit: AuditLog | undefined,
   ) {}
 
-  private get store(): RunStore {
+  /** The fleet's Redis when a queue is configured (every server of the fleet sees the run), else the state dir. */
+  private store(): Promise<RunRecords> {
+    if (this.storeOf) return this.storeOf;
+    const fleet = this.host.queueSettings !== undefined ? this.host.taskQueue() : undefined;
+    if (fleet) return (this.storeOf = fleet.then(async (q) => new (await import("./redis-run-store.js")).RedisRunStore(q)));
     if (!this.host.stateDir) throw new UsageError("Workflows keep their runs in the state dir: create the Conductor with `stateDir`.");
-    return (this.storeOf ??= new RunStore(this.host.stateDir));
+    return (this.storeOf = Promise.resolve(new RunStore(this.host.stateDir)));
   }
 
   private directory(given?: string): string {
@@ -98,8 +110,8 @@ class Runs implements WorkflowsApi {
     return listWorkflows(this.directory(directory));
   }
 
-  runs(limit?: number): Promise<WorkflowRun[]> {
-    return this.store.list(limit);
+  async runs(limit?: number): Promise<WorkflowRun[]> {
+    return (await this.store()).list(limit);
   }
 
   async start(o: StartWorkflowOptions): Promise<WorkflowRun> {
@@ -107,7 +119,7 @@ class Runs implements WorkflowsApi {
     const { workflow, source } = await resolveWorkflow({ ref: o.workflow, text: o.text, directory });
     const inputs = runInputs(workflow, o.inputs ?? {});
     const run = newRun(workflow, source, inputs, directory);
-    await this.store.create(run);
+    await (await this.store()).create(run);
     await this.audit?.append({ tool: "workflow", outcome: "created", directory, detail: { run: run.id, workflow: workflow.name, source } });
     this.walk(run.id);
     return run;
@@ -115,8 +127,9 @@ class Runs implements WorkflowsApi {
 
   async get(id: string): Promise<WorkflowRun> {
     if (typeof id !== "string" || !RUN_ID.test(id)) throw new UsageError(`${quoted(id)} is not a workflow run id (wfr_…).`);
-    const run = await this.store.get(id);
-    if (!run) throw new UsageError(`No workflow run ${quoted(id)} in ${this.store.dir}.`);
+    const store = await this.store();
+    const run = await store.get(id);
+    if (!run) throw new UsageError(`No workflow run ${quoted(id)} in ${store.where}.`);
     return run;
   }
 
@@ -137,7 +150,7 @@ class Runs implements WorkflowsApi {
         continue;
       }
       // Walked by another process (or by nobody, after a crash): re-read now and then.
-      if (ownerGone(run.owner)) return run;
+      if (walkerGone(run)) return run;
       await sleep(Math.min(POLL_MS, Math.max(0, until - Date.now())));
     }
   }
@@ -147,14 +160,15 @@ class Runs implements WorkflowsApi {
     if (this.walking.has(id)) return run;
     if (run.end) throw new UsageError(`Run ${id} ended ${run.end.status}${run.end.status === "failed" ? ": retry it to run its failed step again" : ""}.`);
     const mine = run.owner.pid === process.pid;
-    if (run.status === "running" && !mine && !ownerGone(run.owner))
+    if (run.status === "running" && !mine && !walkerGone(run))
       throw new UsageError(`Run ${id} is being walked by process ${run.owner.pid} on ${run.owner.host}: wait for it, or cancel it.`);
     const step = run.steps[run.cursor];
     const attempt = step && lastAttempt(step);
     if (run.status === "blocked" && run.workflow.steps[run.cursor]?.kind === "approval" && !attempt?.signOff) return run; // still waits for its person
-    if (run.status === "blocked") await this.store.update(id, (r) => ({ ...r, status: "running" }));
+    const store = await this.store();
+    if (run.status === "blocked") await store.update(id, (r) => ({ ...r, status: "running" }));
     this.walk(id);
-    return (await this.store.get(id))!;
+    return (await store.get(id))!;
   }
 
   async answer(id: string, a: { approve: boolean; comment?: string; by?: string }): Promise<WorkflowRun> {
@@ -170,7 +184,9 @@ class Runs implements WorkflowsApi {
       ...(a.comment ? { comment: a.comment } : {}),
     };
     let taken = false;
-    await this.store.update(id, (r) => {
+    const store = await this.store();
+    await store.update(id, (r) => {
+      taken = false; // a store may call this again on a changed record (Redis): only the last call counts
       const last = lastAttempt(r.steps[r.cursor]!);
       if (r.status !== "blocked" || !last || last.signOff) return undefined; // answered meanwhile
       last.signOff = signOff;
@@ -185,13 +201,14 @@ class Runs implements WorkflowsApi {
       detail: { run: id, workflow: run.workflow.name, step: step.name, by: signOff.by, ...(a.comment ? { comment: a.comment } : {}) },
     });
     this.walk(id);
-    return (await this.store.get(id))!;
+    return (await store.get(id))!;
   }
 
   async cancel(id: string): Promise<WorkflowRun> {
     const run = await this.get(id);
     if (run.end) return run;
-    await this.store.update(id, (r) => (r.cancelRequestedAt ? undefined : { ...r, cancelRequestedAt: new Date().toISOString() }));
+    const store = await this.store();
+    await store.update(id, (r) => (r.cancelRequestedAt ? undefined : { ...r, cancelRequestedAt: new Date().toISOString() }));
     // The sessions of the step that runs now: interrupted, so no agent goes on working for a cancelled run.
     const attempt = run.steps[run.cursor] && lastAttempt(run.steps[run.cursor]!);
     const sessions = attempt?.turns?.map((t) => t.sessionId) ?? (await this.sessionsOf(attempt?.requestId));
@@ -201,8 +218,8 @@ class Runs implements WorkflowsApi {
       mine.stop.abort();
       return mine.done.catch(() => this.get(id));
     }
-    if (run.status === "running" && !ownerGone(run.owner) && run.owner.pid !== process.pid) return (await this.store.get(id))!; // its walker ends it
-    return (await this.store.update(id, (r) =>
+    if (run.status === "running" && !walkerGone(run) && run.owner.pid !== process.pid) return (await store.get(id))!; // its walker ends it
+    return (await store.update(id, (r) =>
       r.end ? undefined : { ...r, status: "cancelled", end: { status: "cancelled", at: new Date().toISOString(), reason: "cancelled on request" } },
     ))!;
   }
@@ -210,7 +227,8 @@ class Runs implements WorkflowsApi {
   async retry(id: string): Promise<WorkflowRun> {
     const run = await this.get(id);
     if (run.status !== "failed") throw new UsageError(`Run ${id} is ${run.status}: only a failed run is retried.`);
-    await this.store.update(id, (r) => {
+    const store = await this.store();
+    await store.update(id, (r) => {
       const rec = r.steps[r.cursor]!;
       const last = lastAttempt(rec);
       // An outcome opencode never gave (no answer, a timeout): the same attempt, re-attached; else a new one.
@@ -229,7 +247,7 @@ class Runs implements WorkflowsApi {
     });
     await this.audit?.append({ tool: "workflow", outcome: "retried", detail: { run: id, workflow: run.workflow.name, step: run.steps[run.cursor]?.name } });
     this.walk(id);
-    return (await this.store.get(id))!;
+    return (await store.get(id))!;
   }
 
   /** The sessions the ledger holds for a step's request id (a step that crashed before its turns were written). */
@@ -242,18 +260,40 @@ class Runs implements WorkflowsApi {
   private walk(id: string): void {
     if (this.walking.has(id)) return;
     const stop = new AbortController();
-    const done = walk({ host: this.host, store: this.store, audit: this.audit, signal: stop.signal }, id);
+    let beat: NodeJS.Timeout | undefined;
+    const done = this.store().then((store) => {
+      // While this process walks the run it says so now and then: a server on another machine
+      // cannot check this pid, so a run whose heartbeat stops is taken for one whose walker died.
+      const alive = (r: WorkflowRun) => r.status === "running" && r.owner.pid === process.pid && r.owner.host === hostname();
+      beat = setInterval(
+        () => void store.update(id, (r) => (alive(r) ? { ...r, heartbeatAt: new Date().toISOString() } : undefined)).catch(() => undefined),
+        HEARTBEAT_MS,
+      );
+      beat.unref();
+      return walk({ host: this.host, store, audit: this.audit, signal: stop.signal }, id);
+    });
     const entry = { done, stop };
     this.walking.set(id, entry);
+    const over = () => {
+      clearInterval(beat);
+      this.walking.delete(id);
+    };
     void done.then(
-      () => this.walking.delete(id),
+      () => over(),
       (error: unknown) => {
-        this.walking.delete(id);
+        over();
         // The record could not be written: say so in it if it can be, never silently.
         void this.audit?.append({ tool: "workflow", outcome: "error", error: (error as Error).message, detail: { run: id } });
       },
     );
   }
+}
+
+/** Nobody walks the run any more: its process is gone (this machine), or silent too long (another machine). */
+function walkerGone(run: WorkflowRun): boolean {
+  if (run.owner.host === hostname()) return ownerGone(run.owner);
+  const said = Date.parse(run.heartbeatAt ?? run.updatedAt);
+  return Date.now() - said > SILENT_WALKER_MS;
 }
 
 function newRun(workflow: Workflow, source: string, inputs: Record<string, InputValue>, directory: string): WorkflowRun {

@@ -27,6 +27,8 @@ export interface RecordedTurn {
   /** With isolation `worktree`: the task's branch, its base and head. */
   worktree?: { branch?: string; base?: string; head?: string; directory?: string };
   directory?: string;
+  /** Run on the fleet's queue: the task, the worker that ran it, and the opencode server the session is on (its URL). */
+  queued?: { taskId: string; worker?: string; server?: string };
 }
 
 export interface Verdict {
@@ -91,6 +93,8 @@ export interface WorkflowRun {
   cursor: number;
   steps: StepRecord[];
   owner: Owner;
+  /** The walker's last "still here" (every 15 s): how a process on another machine tells a dead walker from a busy one. */
+  heartbeatAt?: string;
   createdAt: string;
   updatedAt: string;
   cancelRequestedAt?: string;

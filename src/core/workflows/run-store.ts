@@ -7,9 +7,14 @@ import { join } from "node:path";
 import { takeLock } from "../file-lock.js";
 import { ensureStateDir, readJson, writeJsonAtomic } from "../state-dir.js";
 import type { WorkflowRun } from "./run-record.js";
+import type { RunRecords } from "./run-records.js";
 
-export class RunStore {
+export class RunStore implements RunRecords {
   readonly dir: string;
+
+  get where(): string {
+    return this.dir;
+  }
 
   constructor(readonly stateDir: string) {
     this.dir = join(stateDir, "workflows");

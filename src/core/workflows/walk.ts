@@ -9,7 +9,7 @@ import type { Worktrees } from "../worktrees/worktrees.js";
 import { thisProcess } from "../ledger/record.js";
 import { DEFAULT_CHECK_RETRIES, DEFAULT_REVIEW_ROUNDS, type Step, type Workflow } from "./definition.js";
 import { lastAttempt, type Attempt, type RecordedTurn, type StepStatus, type WorkflowRun } from "./run-record.js";
-import type { RunStore } from "./run-store.js";
+import type { RunRecords } from "./run-records.js";
 import { runAgent } from "./steps/agent.js";
 import { runCheckStep } from "./steps/check.js";
 import { deliver } from "./steps/deliver.js";
@@ -18,7 +18,7 @@ import { fill, type TemplateValues } from "./template.js";
 
 export interface WalkContext {
   host: PlacementHost & { readonly worktrees?: Worktrees };
-  store: RunStore;
+  store: RunRecords;
   audit?: AuditLog;
   /** Aborted by cancel: stops waiting (the run's sessions are interrupted by cancel itself). */
   signal: AbortSignal;

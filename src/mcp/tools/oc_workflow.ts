@@ -179,7 +179,16 @@ function shape(run: WorkflowRun) {
         ...(a.endedAt ? { ended_at: a.endedAt } : {}),
         ...(a.reason ? { reason: a.reason } : {}),
         ...(a.turns
-          ? { turns: a.turns.map((t) => ({ session_id: t.sessionId, status: t.status, answer: t.answer?.slice(0, 500), cost: t.cost, worktree: t.worktree })) }
+          ? {
+              turns: a.turns.map((t) => ({
+                session_id: t.sessionId,
+                status: t.status,
+                answer: t.answer?.slice(0, 500),
+                cost: t.cost,
+                worktree: t.worktree,
+                ...(t.queued ? { task: { id: t.queued.taskId, worker: t.queued.worker } } : {}),
+              })),
+            }
           : {}),
         ...(a.checks ? { checks: a.checks.map((c) => ({ command: c.command, passed: c.passed, exit: c.exit })) } : {}),
         ...(a.verdict ? { verdict: a.verdict } : {}),

@@ -18,6 +18,8 @@ export interface TestWorker {
   output(): string;
   /** Resolves once the worker's log has a line matching `pattern`. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit code once the process has exited by itself or been stopped. */
+  exited: Promise<number | null>;
   kill(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -33,6 +35,8 @@ export interface WorkerOptions {
   lockS?: number | null;
   /** --reattach-s: how long an earlier attempt's opencode may not answer before a re-run. */
   reattachS?: number;
+  /** --max-jobs: take this many tasks, then exit. */
+  maxJobs?: number;
 }
 
 export async function startWorker(o: WorkerOptions): Promise<TestWorker> {
@@ -40,6 +44,7 @@ export async function startWorker(o: WorkerOptions): Promise<TestWorker> {
   const args = [CLI, "worker", "--queue", o.queueUrl, "--workspace", workspace, "--id", o.id, "--concurrency", String(o.concurrency ?? 4)];
   if (o.lockS !== null) args.push("--lock-s", String(o.lockS ?? 4));
   if (o.reattachS !== undefined) args.push("--reattach-s", String(o.reattachS));
+  if (o.maxJobs !== undefined) args.push("--max-jobs", String(o.maxJobs));
   for (const r of o.roots ?? []) args.push("--root", r);
   for (const l of o.limits ?? []) args.push("--limit", l);
   const child: ChildProcess = spawn(process.execPath, args, {
@@ -53,7 +58,7 @@ export async function startWorker(o: WorkerOptions): Promise<TestWorker> {
     log += chunk.toString();
     for (const w of waiters) w();
   });
-  const exited = new Promise<void>((r) => child.once("exit", () => (unregisterPid(child.pid!), r())));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => (unregisterPid(child.pid!), r(code))));
   const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
     new Promise<string>((resolve, reject) => {
       const check = () => {
@@ -74,6 +79,7 @@ export async function startWorker(o: WorkerOptions): Promise<TestWorker> {
     pid: child.pid!,
     output: () => log,
     waitFor,
+    exited,
     async kill() {
       if (child.exitCode === null) child.kill("SIGKILL");
       await exited;

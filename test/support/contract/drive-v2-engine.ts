@@ -93,6 +93,10 @@ export async function driveV2Engine(doc: OpenApiDocument, version: string): Prom
     () => engine.messages(id),
     () => engine.messagesPage(id, { limit: 10, before: message }),
     () => engine.turnDiff(id, message),
+    // Pending input: listed on both, cancelled and steered only where the document has the inbox.
+    () => engine.queuedInputs(id),
+    () => engine.cancelQueued(id, message),
+    () => engine.steerQueued(id, message),
     () => engine.listPending([id]),
     () => engine.listPending(),
     () => engine.answerPermission({ requestId: permission, sessionId: id, decision: "once" }),

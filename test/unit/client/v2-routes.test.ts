@@ -25,7 +25,7 @@ describe("resolving the v2 engine's operations", () => {
 
   it("knows which optional ones each release lacks", () => {
     expect(released.unavailable).toEqual(["question.list", "question.reply", "question.reject"]);
-    expect(snapshot.unavailable).toEqual(["session.diff"]);
+    expect(snapshot.unavailable).toEqual(["session.diff", "inbox.cancel", "inbox.steer"]);
   });
 
   it("covers the route differences between the releases", () => {
@@ -41,6 +41,12 @@ describe("resolving the v2 engine's operations", () => {
     expect(route(snapshot, "session.messages")).toBe("v2.message.list GET /api/session/{sessionID}/message");
     expect(route(released, "form.cancel")).toBe("session.form.cancel DELETE /api/session/{sessionID}/form/{formID}");
     expect(route(snapshot, "form.cancel")).toBe("v2.session.form.cancel POST /api/session/{sessionID}/form/{formID}/cancel");
+    // Pending input: the pre-release's read-only `pending` list is 2.0.26's inbox, which can also cancel and steer.
+    expect(route(released, "inbox.list")).toBe("session.inbox.list GET /api/session/{sessionID}/inbox");
+    expect(route(snapshot, "inbox.list")).toBe("v2.session.pending.list GET /api/session/{sessionID}/pending");
+    expect(route(released, "inbox.cancel")).toBe("session.inbox.cancel DELETE /api/session/{sessionID}/inbox/{inboxID}");
+    expect(route(released, "inbox.steer")).toBe("session.inbox.update PATCH /api/session/{sessionID}/inbox/{inboxID}");
+    expect(route(released, "session.diff")).toBe("session.diff GET /api/session/{sessionID}/diff");
     for (const routes of [released, snapshot]) {
       expect(routes.get("event.subscribe")).toMatchObject({ path: "/api/event", method: "get", streaming: true });
       expect(routes.get("session.prompt")).toMatchObject({ path: "/api/session/{sessionID}/prompt", method: "post", streaming: false });
@@ -57,6 +63,10 @@ describe("resolving the v2 engine's operations", () => {
     expect(body(released, "session.rename")).toEqual(["title", "metadata", "permissions"]);
     expect(body(snapshot, "session.rename")).toEqual(["title"]);
     expect(body(released, "session.wait")).toEqual([]);
+    expect(body(released, "inbox.steer")).toEqual(["delivery"]);
+    // Per-session rules go on create where the document declares them (2.0.26), never by version.
+    expect(body(released, "session.create")).toContain("permissions");
+    expect(body(snapshot, "session.create")).not.toContain("permissions");
   });
 
   it("names the server version and what is missing when a route is called that the server lacks", () => {

@@ -8,7 +8,9 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadSpec } from "../../../src/openapi/load-document.js";
-import { V2_ROUTE_NAMES, type V2RouteName } from "../../../src/client/v2/routes.js";
+import { connectV2 } from "../../../src/client/v2/client.js";
+import { V2Engine } from "../../../src/core/engine/v2/v2-engine.js";
+import { resolveV2Routes, V2_ROUTE_NAMES, type V2RouteName } from "../../../src/client/v2/routes.js";
 import { driveV2Engine, RECORDED, type DrivenRequest } from "../../support/contract/drive-v2-engine.js";
 import { requestContract, type RequestContract } from "../../support/contract/request-contract.js";
 
@@ -29,9 +31,10 @@ function namesTheEngineCalls(): Set<V2RouteName> {
 }
 
 describe.each([
-  { release: "2.0.26", file: "spec/v2/openapi.json" },
-  { release: "the pre-release b622626", file: "spec/v2-b622626/openapi.json" },
-])("the v2 engine's requests against $release", ({ file }) => {
+  { release: "2.0.26", file: "spec/v2/openapi.json", lacks: [] },
+  // No per-session diff (line counts) and no inbox to cancel or steer a queued prompt in.
+  { release: "the pre-release b622626", file: "spec/v2-b622626/openapi.json", lacks: ["session.diff", "inbox.cancel", "inbox.steer"] },
+])("the v2 engine's requests against $release", ({ file, lacks }) => {
   const doc = loadSpec(file);
   const version = file.includes("b622626") ? "2.0.0-src.b622626" : "2.0.26";
   let sent: DrivenRequest[];
@@ -41,9 +44,12 @@ describe.each([
     sent = await driveV2Engine(doc, version);
   });
 
-  it("covers every operation the engine's source calls", () => {
+  it("covers every operation the engine's source calls that this document has", () => {
+    const routes = resolveV2Routes(doc, version);
     const driven = new Set(sent.map((r) => r.name));
-    expect([...namesTheEngineCalls()].filter((n) => !driven.has(n))).toEqual([]);
+    expect([...namesTheEngineCalls()].filter((n) => routes.has(n) && !driven.has(n))).toEqual([]);
+    // What the engine calls and this release lacks is optional: the engine does without it (or says so) and sends nothing.
+    expect([...namesTheEngineCalls()].filter((n) => !routes.has(n))).toEqual(lacks);
   });
 
   it("sends only requests the document takes: route, method, path, query and body", () => {
@@ -86,6 +92,120 @@ describe("the contract check", () => {
     ]);
     expect(contract.check("session.get", { method: "GET", path: `/api/session/${RECORDED.session}`, query: { directory: "/x" } })).toEqual([
       'session.get (session.get, GET /api/session/{sessionID}): sends query {"directory":"/x"} but the operation declares none',
+    ]);
+  });
+});
+
+// The routes 2.0.26 added or changed that the engine now uses: the requests as the engine builds
+// them against a route table resolved from 2.0.26's document (no 2.0.26 server runs here), each
+// validated against that document, and the pre-release's document getting today's requests.
+describe("2.0.26's inbox, diff, rename and per-session rules, as the engine sends them", () => {
+  const released = loadSpec("spec/v2/openapi.json");
+  const contract = requestContract(released);
+  let on2026: DrivenRequest[];
+  let onPreRelease: DrivenRequest[];
+  beforeAll(async () => {
+    [on2026, onPreRelease] = await Promise.all([
+      driveV2Engine(released, "2.0.26"),
+      driveV2Engine(loadSpec("spec/v2-b622626/openapi.json"), "2.0.0-src.b622626"),
+    ]);
+  });
+  const sentTo = (sent: DrivenRequest[], name: V2RouteName) =>
+    sent.filter((r) => r.name === name).map(({ method, path, query, body }) => ({ method, path, query, body }));
+  const { session, message } = RECORDED;
+
+  it("states what each server can do from its document, never its version", async () => {
+    const capabilities = async (file: string, version: string) => {
+      // No request goes out for them: a fetch that fails proves it.
+      const fetch = () => Promise.reject(new Error("capabilities must not ask the server"));
+      const client = await connectV2({
+        url: "http://127.0.0.1:4096",
+        fetch,
+        spec: loadSpec(file),
+        identity: { major: 2, version, via: "contract", specPath: "/openapi.json" },
+      });
+      return new V2Engine(client, "/project").capabilities();
+    };
+    expect(await capabilities("spec/v2/openapi.json", "2.0.26")).toMatchObject({
+      sessionRules: true,
+      turnDiffLines: true,
+      listQueued: true,
+      cancelQueued: true,
+      steerQueued: true,
+    });
+    expect(await capabilities("spec/v2-b622626/openapi.json", "2.0.0-src.b622626")).toMatchObject({
+      sessionRules: false,
+      turnDiffLines: false,
+      listQueued: true,
+      cancelQueued: false,
+      steerQueued: false,
+    });
+    // The same document under another version string: the same answer.
+    expect(await capabilities("spec/v2/openapi.json", "2.0.0-src.b622626")).toMatchObject({ sessionRules: true, cancelQueued: true });
+  });
+
+  it("sends the rules on create where the document declares `permissions` there, and nothing of them where it does not", () => {
+    const created = sentTo(on2026, "session.create");
+    expect(created[0]!.body).toMatchObject({ title: "contract", permissions: [{ action: "shell", resource: "*", effect: "ask" }] });
+    expect(contract.check("session.create", created[0]!)).toEqual([]);
+    // The pre-release refuses a session with rules before any request; the one without goes out without them.
+    expect(sentTo(onPreRelease, "session.create").map((r) => r.body)).toEqual([{ title: "no rules", location: { directory: "/project" } }]);
+  });
+
+  it("renames (and sets rules) with PATCH /api/session/{id}; the pre-release with POST …/rename {title}", () => {
+    expect(sentTo(on2026, "session.rename")).toEqual([
+      { method: "PATCH", path: `/api/session/${session}`, query: {}, body: { permissions: [{ action: "edit", resource: "*", effect: "deny" }] } },
+      { method: "PATCH", path: `/api/session/${session}`, query: {}, body: { title: "renamed" } },
+    ]);
+    expect(sentTo(onPreRelease, "session.rename")).toEqual([{ method: "POST", path: `/api/session/${session}/rename`, query: {}, body: { title: "renamed" } }]);
+  });
+
+  it("reads a turn's line counts from the per-session diff where the document has it; the pre-release's messages otherwise", () => {
+    expect(sentTo(on2026, "session.diff")).toEqual([
+      { method: "GET", path: `/api/session/${session}/diff`, query: { from: message, context: "3" }, body: undefined },
+    ]);
+    expect(sentTo(onPreRelease, "session.diff")).toEqual([]);
+  });
+
+  it("lists, cancels and steers a queued prompt through 2.0.26's inbox; the pre-release only lists (its `pending`)", () => {
+    expect(sentTo(on2026, "inbox.list")).toEqual([{ method: "GET", path: `/api/session/${session}/inbox`, query: {}, body: undefined }]);
+    expect(sentTo(on2026, "inbox.cancel")).toEqual([{ method: "DELETE", path: `/api/session/${session}/inbox/${message}`, query: {}, body: undefined }]);
+    expect(sentTo(on2026, "inbox.steer")).toEqual([
+      { method: "PATCH", path: `/api/session/${session}/inbox/${message}`, query: {}, body: { delivery: "steer" } },
+    ]);
+    for (const name of ["inbox.list", "inbox.cancel", "inbox.steer", "session.diff"] as const)
+      for (const r of sentTo(on2026, name)) expect(contract.check(name, r), name).toEqual([]);
+    expect(sentTo(onPreRelease, "inbox.list")).toEqual([{ method: "GET", path: `/api/session/${session}/pending`, query: {}, body: undefined }]);
+    expect([...sentTo(onPreRelease, "inbox.cancel"), ...sentTo(onPreRelease, "inbox.steer")]).toEqual([]);
+  });
+
+  it("fails a wrong body field, method or query on these routes, naming the operation and the field", () => {
+    const steer = { method: "PATCH", path: `/api/session/${session}/inbox/${message}`, query: {} };
+    expect(contract.check("inbox.steer", { ...steer, body: { mode: "steer" } })).toEqual([
+      "inbox.steer (session.inbox.update, PATCH /api/session/{sessionID}/inbox/{inboxID}): body must have required property 'delivery'",
+      "inbox.steer (session.inbox.update, PATCH /api/session/{sessionID}/inbox/{inboxID}): body must NOT have additional properties (mode)",
+    ]);
+    expect(contract.check("inbox.steer", { ...steer, body: { delivery: "now" } })).toEqual([
+      "inbox.steer (session.inbox.update, PATCH /api/session/{sessionID}/inbox/{inboxID}): body.delivery must be equal to one of the allowed values (steer, queue)",
+    ]);
+    expect(contract.check("inbox.cancel", { ...steer, method: "POST" })).toEqual([
+      `inbox.cancel: /api/session/${session}/inbox/${message} takes DELETE (session.inbox.cancel), PATCH (session.inbox.update), not POST`,
+    ]);
+    // 1.x's field name for the rules, and a rule effect 2.0.26 does not know.
+    expect(contract.check("session.create", { method: "POST", path: "/api/session", query: {}, body: { title: "t", permission: { bash: "ask" } } })).toEqual([
+      "session.create (session.create, POST /api/session): body must NOT have additional properties (permission)",
+    ]);
+    expect(
+      contract.check("session.create", {
+        method: "POST",
+        path: "/api/session",
+        query: {},
+        body: { permissions: [{ action: "shell", resource: "*", effect: "maybe" }] },
+      }),
+    ).toContain("session.create (session.create, POST /api/session): body.permissions.0.effect must be equal to one of the allowed values (allow, deny, ask)");
+    // 1.x's per-turn diff query.
+    expect(contract.check("session.diff", { method: "GET", path: `/api/session/${session}/diff`, query: { messageID: message } })).toEqual([
+      "session.diff (session.diff, GET /api/session/{sessionID}/diff): query must NOT have additional properties (messageID)",
     ]);
   });
 });

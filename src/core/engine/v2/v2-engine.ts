@@ -3,7 +3,8 @@
 // pre-release and 2.0.26 both work; a route the server lacks is a RouteMissingError naming the
 // version). 2.x objects are mapped into the core's shapes (engine.ts says why). What 2.x cannot do
 // is an UnsupportedOnEngineError that says what to do instead. This class is the outline; the logic
-// lives beside it by concern: v2-sessions.ts, v2-prompts.ts, v2-history.ts, v2-requests.ts, v2-catalog.ts.
+// lives beside it by concern: v2-sessions.ts, v2-prompts.ts, v2-history.ts, v2-requests.ts, v2-catalog.ts,
+// v2-inbox.ts (prompts waiting in a running turn).
 import type { AnswerPermission, AnswerQuestion } from "../../model/pending-request.js";
 import type { FileDiff } from "../../model/file-change.js";
 import type { Message } from "../../model/message.js";
@@ -17,6 +18,7 @@ import type { TurnMachineOptions } from "../../model/turn-event.js";
 import {
   UnsupportedOnEngineError,
   type Engine,
+  type EngineCapabilities,
   type EngineEventsOptions,
   type EngineInfo,
   type NewSession,
@@ -27,6 +29,7 @@ import {
 import type { HubEvent } from "../hub-events.js";
 import { v2Catalog, v2ProviderCatalog } from "./v2-catalog.js";
 import { allRawV2, lastTurnRawV2, newestMessageIdV2, pageRawV2, turnDiffV2 } from "./v2-history.js";
+import { cancelQueuedV2, inboxCapabilities, queuedInputsV2, steerQueuedV2, type InboxCapabilities, type QueuedInput } from "./v2-inbox.js";
 import { messagesFromV2 } from "./v2-messages.js";
 import { checkPromptV2, promptV2 } from "./v2-prompts.js";
 import { answerPermissionV2, answerQuestionV2, listPendingV2 } from "./v2-requests.js";
@@ -70,9 +73,21 @@ export class V2Engine implements Engine {
     return directory === this.directory ? this : new V2Engine(this.client, directory, this.spec, this.known);
   }
 
-  async capabilities() {
-    const create = this.client.routes.get("session.create").bodyProperties;
-    return { nativeSteer: true, sessionRules: create.includes("permissions"), deleteMessages: false, compactNeedsModel: false, turnDiffLines: false };
+  /**
+   * From the server's own document, never its version: per-session rules where `session.create`
+   * declares `permissions` (2.0.26), line counts where it has the per-session diff (2.0.26), and
+   * what it can do with queued prompts (v2-inbox.ts).
+   */
+  async capabilities(): Promise<EngineCapabilities & InboxCapabilities> {
+    const { routes } = this.client;
+    return {
+      nativeSteer: true,
+      sessionRules: routes.get("session.create").bodyProperties.includes("permissions"),
+      deleteMessages: false,
+      compactNeedsModel: false,
+      turnDiffLines: routes.has("session.diff"),
+      ...inboxCapabilities(this.client),
+    };
   }
 
   async info(): Promise<EngineInfo> {
@@ -220,6 +235,25 @@ export class V2Engine implements Engine {
 
   turnDiff(id: string, messageId: string): Promise<FileDiff[]> {
     return turnDiffV2(this.client, id, messageId);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Pending input (v2-inbox.ts): 2.x only, so not on the Engine interface; capabilities() says
+  // which of the three this server has.
+
+  /** The prompts the session has admitted but not promoted yet (the pre-release and 2.0.26). */
+  queuedInputs(id: string): Promise<QueuedInput[]> {
+    return queuedInputsV2(this.client, id);
+  }
+
+  /** Takes a queued prompt back before it runs (2.0.26). */
+  cancelQueued(id: string, inputId: string): Promise<void> {
+    return cancelQueuedV2(this.client, id, inputId);
+  }
+
+  /** Turns a queued prompt into a steer (2.0.26). */
+  steerQueued(id: string, inputId: string): Promise<void> {
+    return steerQueuedV2(this.client, id, inputId);
   }
 
   private directoryOf(id: string): Promise<string> {

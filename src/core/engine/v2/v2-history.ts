@@ -52,10 +52,17 @@ export async function pageRawV2(
 }
 
 /**
- * 2.x records the files each step changed (`snapshot.files`); the pre-release has no per-session
- * diff with line counts, so the turn's files come without them (no made-up zeros).
+ * A turn's files. Where the server has the per-session diff (2.0.26: `GET /api/session/{id}/diff
+ * ?from=<user message>`, the turn of that message), it gives each file with its line counts and
+ * status. The pre-release has none: there the files each step changed (`snapshot.files`) come
+ * without counts (no made-up zeros).
  */
 export async function turnDiffV2(client: OpencodeV2Client, id: string, messageId: string): Promise<FileDiff[]> {
+  if (client.routes.has("session.diff")) {
+    // Three lines of context, as git shows a patch (without `context` 2.0.26 sends whole files).
+    const page = (await client.request("session.diff", { path: { sessionID: id }, query: { from: messageId, context: "3" } })) as V2Page<V2FileDiff>;
+    return (page.data ?? []).map((d) => ({ file: d.file, patch: d.patch, additions: d.additions, deletions: d.deletions, status: d.status }));
+  }
   const raw = await allRawV2(client, id);
   const start = raw.findIndex((m) => m.id === messageId);
   if (start < 0) return [];
@@ -65,4 +72,13 @@ export async function turnDiffV2(client: OpencodeV2Client, id: string, messageId
     for (const f of m.snapshot?.files ?? []) files.add(f);
   }
   return [...files].sort().map((file) => ({ file }) as unknown as FileDiff);
+}
+
+/** 2.0.26's `FileDiff.Info`. */
+interface V2FileDiff {
+  file: string;
+  patch: string;
+  additions: number;
+  deletions: number;
+  status: "added" | "deleted" | "modified";
 }

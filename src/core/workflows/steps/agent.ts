@@ -9,6 +9,7 @@ import type { PlacedResult } from "../../placement/result.js";
 import { startBatch, startTask, type TaskOptions } from "../../placement/run.js";
 import type { ParallelResult } from "../../parallel.js";
 import type { PlacementHost } from "../../placement/host.js";
+import type { TaskView } from "../../queue/outcome.js";
 import type { AgentStep } from "../definition.js";
 import type { Attempt, RecordedTurn } from "../run-record.js";
 import { fill, itemsOf, type TemplateValues } from "../template.js";
@@ -75,13 +76,20 @@ function placement(r: AgentRun): Partial<TaskOptions> {
   return { ...(r.directory ? { directory: r.directory } : {}), ...(isolation ? ({ isolation } as Partial<TaskOptions>) : {}) };
 }
 
-type Summarised = (PlacedResult | ParallelResult) & { worktree?: { branch?: string; base?: string; head?: string; path?: string } };
+type Summarised = (PlacedResult | ParallelResult) & {
+  task?: TaskView;
+  worktree?: { branch?: string; base?: string; head?: string; path?: string };
+};
 
 /** What the run record keeps of a turn: the core's summary of opencode's record, clipped. */
 export function recordedTurn(r: Summarised): RecordedTurn {
   const tokens = "tokens" in r && r.tokens ? Object.values(r.tokens).reduce((a: number, b) => a + (typeof b === "number" ? b : 0), 0) : undefined;
   const files = "files" in r && r.files ? r.files.map((f) => f.path) : undefined;
   const wt = r.worktree;
+  // Run on the fleet: which task, worker and opencode server (the session is that server's).
+  const task = "task" in r ? r.task : undefined;
+  const server = task?.attempts.at(-1)?.server;
+  const queued = task ? { taskId: task.id, ...(task.worker ? { worker: task.worker } : {}), ...(server ? { server } : {}) } : undefined;
   return {
     ...(r.sessionId ? { sessionId: r.sessionId } : {}),
     status: r.status,
@@ -92,5 +100,6 @@ export function recordedTurn(r: Summarised): RecordedTurn {
     ...(files?.length ? { files } : {}),
     ...(wt ? { worktree: { branch: wt.branch, base: wt.base, head: wt.head, directory: wt.path } } : {}),
     ...("directory" in r && typeof r.directory === "string" ? { directory: r.directory } : {}),
+    ...(queued ? { queued } : {}),
   };
 }
