@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { run, UsageError } from "./lib/cli.js";
 import { diffSpecs } from "./lib/diff.js";
 import { formatDiffJson, formatDiffText } from "./lib/diff-format.js";
-import { loadSpec } from "../codegen/lib/load-spec.js";
+import { loadSpec } from "../src/openapi/load-document.js";
 import { type OpenApiDocument } from "../src/openapi/spec.js";
 
 const USAGE = "usage: npm run spec:diff -- OLD.json NEW.json [--json] [--ignore-prefix v2.]";

@@ -4,9 +4,8 @@
 import type { AnswerPermission, AnswerQuestion, PendingRequest } from "./model/pending-request.js";
 import { connect, type ConnectOptions, type OpencodeClient } from "../client/connect.js";
 import { NotFoundError } from "../client/errors.js";
-import { lazyEngine, openEngine } from "./engine/detect.js";
+import { engineOfV1Client, lazyEngine, openEngine } from "./engine/detect.js";
 import type { Engine } from "./engine/engine.js";
-import { V1Engine } from "./engine/v1/v1-engine.js";
 import { catalog, type CatalogKind } from "./catalog/catalogs.js";
 import { listModels, type ListModelsOptions } from "./catalog/models.js";
 import { serverStatus } from "./catalog/status.js";
@@ -117,7 +116,8 @@ export class Conductor implements CoreContext {
   readonly records?: TaskRecords;
   /** Delegations by id: `conductor.delegations.get(id)`, `.wait(id)`, `.cancel(id)`, `.list()`; `.delegate(…)` answers a handle at once. */
   readonly delegations: DelegationsApi;
-  private fleet?: Promise<TaskQueue>;
+  /** The queue's client, loaded on first use (docs/architecture.md, glossary: the queue, the fleet). */
+  private queue?: Promise<TaskQueue>;
   /** Conductors of the fleet's opencode servers, by URL (sessions a worker ran live there). */
   private readonly peers = new Map<string, { conductor: Conductor; password?: string }>();
 
@@ -133,7 +133,7 @@ export class Conductor implements CoreContext {
       this.client = options.client ?? connect({ url: options.engine.url, directory: options.engine.directory });
     } else if ("client" in options) {
       this.client = options.client;
-      this.engine = new V1Engine(options.client);
+      this.engine = engineOfV1Client(options.client);
     } else {
       this.client = connect(options);
       this.engine = lazyEngine(options, this.client);
@@ -181,7 +181,7 @@ export class Conductor implements CoreContext {
   taskQueue(): Promise<TaskQueue> | undefined {
     const settings = this.queueSettings;
     if (!settings) return undefined;
-    return (this.fleet ??= import("./queue/client.js").then(({ TaskQueue }) => new TaskQueue(settings)));
+    return (this.queue ??= import("./queue/client.js").then(({ TaskQueue }) => new TaskQueue(settings)));
   }
 
   /**
@@ -191,9 +191,9 @@ export class Conductor implements CoreContext {
    * index alone (one Redis read, no server asked).
    */
   async fleetHolder(sessionId: string, o: { indexOnly?: boolean } = {}): Promise<Conductor | undefined> {
-    const fleet = this.taskQueue();
-    if (!fleet || !isSessionId(sessionId)) return undefined;
-    const q = await fleet;
+    const queue = this.taskQueue();
+    if (!queue || !isSessionId(sessionId)) return undefined;
+    const q = await queue;
     const access = await q.serverOf(sessionId);
     if (access) return access.url === this.engine.url ? undefined : this.peer(access);
     if (o.indexOnly) return undefined;
@@ -310,8 +310,8 @@ export class Conductor implements CoreContext {
     const directories = new Set([this.engine.directory, ...runningWatches(this).map((w) => w.directory)]);
     const lists = await Promise.all([...directories].map((d) => this.engine.withDirectory(d).listPending()));
     // With a queue, what waits in the workers' sessions too (published in Redis by the workers).
-    const fleet = this.taskQueue();
-    const onFleet = fleet ? (await (await fleet).pending()).map((r) => r.request) : [];
+    const queue = this.taskQueue();
+    const onFleet = queue ? (await (await queue).pending()).map((r) => r.request) : [];
     return [...new Map([...lists.flat(), ...onFleet].map((r) => [r.id, r])).values()];
   }
 
@@ -346,8 +346,8 @@ export class Conductor implements CoreContext {
    */
   close(): void {
     this.hub.close();
-    void this.fleet?.then((q) => q.close());
-    this.fleet = undefined;
+    void this.queue?.then((q) => q.close());
+    this.queue = undefined;
     for (const peer of this.peers.values()) peer.conductor.close();
     this.peers.clear();
     this.instances?.closeAll();

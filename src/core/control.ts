@@ -3,7 +3,7 @@ import { Budget } from "./governance/budget.js";
 import type { CoreContext } from "./context.js";
 import { resolveModelRef } from "./catalog/models.js";
 import { quoted, UsageError } from "./errors.js";
-import { checkPromptText } from "./inputs/prompt-text.js";
+import { validPromptText } from "./inputs/prompt-text.js";
 import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks } from "./turns/fallback-policy.js";
 import { startWatchdog } from "./turns/fallback-watchdog.js";
 import type { FallbackRecord } from "./turns/summary.js";
@@ -40,7 +40,7 @@ export interface SendOptions extends WaitOptions {
 
 export async function send(base: CoreContext, sessionId: string, message: string, o: SendOptions = {}): Promise<TurnSummary & { delivery: Delivery }> {
   if (typeof message !== "string" || !message.trim()) throw new UsageError("`message` is empty: say what the agent should do next.");
-  checkPromptText(message, "message");
+  validPromptText(message, "message");
   const delivery = o.delivery ?? "queue";
   if (delivery !== "queue" && delivery !== "steer") throw new UsageError(`Unknown delivery ${quoted(delivery)}: use queue or steer.`);
   const ctx = await sessionScope(base, sessionId);

@@ -8,7 +8,7 @@ import { missingName } from "./catalog/catalogs.js";
 import { resolveModelRef } from "./catalog/models.js";
 import { quoted, UsageError } from "./errors.js";
 import { existingDirectory } from "./inputs/directory.js";
-import { checkPromptText } from "./inputs/prompt-text.js";
+import { validPromptText } from "./inputs/prompt-text.js";
 import { DEFAULT_RETRY_TIMEOUT_S, resolveFallbacks } from "./turns/fallback-policy.js";
 import { startWatchdog } from "./turns/fallback-watchdog.js";
 import type { FallbackRecord } from "./turns/summary.js";
@@ -65,7 +65,7 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   // The caller's timeout counts from here: the reads before the prompt take from it.
   const deadline = Deadline.after(o.timeoutMs);
   if (typeof o.task !== "string" || (!o.task.trim() && !o.command)) throw new UsageError("`task` is empty: say what the agent should do.");
-  checkPromptText(o.task, "task", { files: true });
+  validPromptText(o.task, "task", { files: true });
   if (o.fork && !o.sessionId) throw new UsageError("`fork: true` needs `sessionId`: the session to fork.");
   // Neither major passes sub-agents with a command (1.x drops them, 2.x does not tell the model).
   if (o.command && o.agents?.length)
@@ -87,8 +87,8 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
   const [fallbacks] = await Promise.all([
     resolveFallbacks(scoped, o.fallbackModels ?? ctx.settings.fallbackModels ?? [], model),
     engine.checkPrompt({ text: o.task, files }),
-    o.command ? checkCommand(scoped, o.command) : undefined,
-    agent || o.agents?.length ? checkAgents(scoped, [...(agent ? [agent] : []), ...(o.agents ?? [])]) : undefined,
+    o.command ? validateCommand(scoped, o.command) : undefined,
+    agent || o.agents?.length ? validateAgents(scoped, [...(agent ? [agent] : []), ...(o.agents ?? [])]) : undefined,
   ]);
 
   let sessionId: string;
@@ -140,14 +140,14 @@ export async function delegate(ctx: CoreContext, o: DelegateOptions): Promise<De
 }
 
 /** An unknown command would only fail inside the background command request: say so up front. */
-async function checkCommand(ctx: CoreContext, name: string): Promise<void> {
+async function validateCommand(ctx: CoreContext, name: string): Promise<void> {
   const missing = await missingName(ctx, "commands", [name]);
   if (!missing) return;
   throw new UsageError(`Unknown command ${quoted(name)}. Available commands: ${missing.rows.map((c) => c.name).join(", ") || "(none)"}.`);
 }
 
 /** An unknown agent would only fail once the turn runs (2.x: with no recorded message): say so up front. */
-async function checkAgents(ctx: CoreContext, names: string[]): Promise<void> {
+async function validateAgents(ctx: CoreContext, names: string[]): Promise<void> {
   const missing = await missingName(ctx, "agents", names);
   if (!missing) return;
   throw new UsageError(`Unknown agent ${quoted(missing.name)}. Available agents: ${missing.rows.map((a) => a.name).join(", ") || "(none)"}.`);

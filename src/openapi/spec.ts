@@ -1,8 +1,8 @@
 // Reading an OpenAPI 3.1 document: list its operations, and turn the schemas an operation uses
 // into standalone JSON Schemas (components copied into `$defs`) that Ajv2020 compiles alone.
 // The running server reads a connected opencode's own document with it (core/engine/server/spec.ts,
-// oc_api); codegen, spec:diff and the contract tests import it from here (codegen/lib/load-spec.ts
-// reads a document from disk).
+// oc_api); codegen, spec:diff and the contract tests import it from here (load-document.ts reads a
+// document from disk).
 import { bundleSchema, unescapePointer } from "./bundle.js";
 import type { JsonSchema, OpenApiDocument } from "./document.js";
 

@@ -1,8 +1,8 @@
 // What a queued task may be, checked at the caller before anything reaches Redis: clear, bounded
 // errors for what a worker on another machine could not run.
 import { describe, expect, it } from "vitest";
-import { batchTaskIds, checkTaskId, rootQueue, taskIdFor } from "../../src/core/queue/names.js";
-import { checkedSettings, queueSettingsFromEnv, redacted } from "../../src/core/queue/settings.js";
+import { batchTaskIds, validTaskId, rootQueue, taskIdFor } from "../../src/core/queue/names.js";
+import { validSettings, queueSettingsFromEnv, redacted } from "../../src/core/queue/settings.js";
 import { providerOf, rootFor, toTaskSpec } from "../../src/core/queue/spec.js";
 import { Conductor } from "../../src/core/conductor.js";
 
@@ -38,10 +38,10 @@ describe("queued task specs", () => {
     expect(taskIdFor("12345")).toMatch(/^r-/); // and integer-like ids
     expect(taskIdFor(undefined)).toMatch(/^t-/);
     expect(batchTaskIds("b", 3)).toEqual(["b.1", "b.2", "b.3"]);
-    expect(() => checkTaskId("x".repeat(500))).toThrow(/is not a task id/);
+    expect(() => validTaskId("x".repeat(500))).toThrow(/is not a task id/);
     const message = (() => {
       try {
-        checkTaskId("x".repeat(500));
+        validTaskId("x".repeat(500));
       } catch (e) {
         return (e as Error).message;
       }
@@ -66,9 +66,9 @@ describe("queued task specs", () => {
       prefix: "occ",
       ttlS: 3600,
     });
-    expect(() => checkedSettings({ url: "http://user:hunter2@h" })).toThrow(/not a redis:\/\//);
-    expect(() => checkedSettings({ url: "http://user:hunter2@h" })).not.toThrow(/hunter2/);
-    expect(() => checkedSettings({ url: "redis://h", ttlS: 5 })).toThrow(/at least 60/);
+    expect(() => validSettings({ url: "http://user:hunter2@h" })).toThrow(/not a redis:\/\//);
+    expect(() => validSettings({ url: "http://user:hunter2@h" })).not.toThrow(/hunter2/);
+    expect(() => validSettings({ url: "redis://h", ttlS: 5 })).toThrow(/at least 60/);
     expect(redacted("redis://:s3cret@h:6379")).not.toContain("s3cret");
     // Unset: a Conductor loads no queue at all (in-process work, as before).
     const c = new Conductor({ url: "http://127.0.0.1:9", queue: undefined });

@@ -11,6 +11,11 @@ import type { HubEvent } from "./hub-events.js";
 import { V1Engine } from "./v1/v1-engine.js";
 import { V2Engine } from "./v2/v2-engine.js";
 
+/** The engine of a typed 1.x client the caller made (`new Conductor({ client })`): no detection. */
+export function engineOfV1Client(client: OpencodeClient): Engine {
+  return new V1Engine(client);
+}
+
 /** Detects the server at `options.url` and connects the engine for its major. */
 export async function openEngine(options: ConnectOptions, v1Client: OpencodeClient = connect(options)): Promise<Engine> {
   const { url, password, username } = options;

@@ -3,7 +3,7 @@
 // rotated by size (segments.ts) and read from its end in pages (jsonl-tail.ts).
 // Entries never hold a secret or a full prompt: a prompt is kept as its hash, length and first line.
 import { createHash } from "node:crypto";
-import { checkId } from "../inputs/ids.js";
+import { validId } from "../inputs/ids.js";
 import { auditTime } from "./audit-time.js";
 import { cursorAt, cursorText, linesBackward, parseCursor, TIME_SLACK_MS } from "./jsonl-tail.js";
 import { sharedWriter, type JsonlWriter, type Written } from "./jsonl-writer.js";
@@ -158,7 +158,7 @@ export const SCAN_BYTES = 8 * 1024 * 1024;
  * at most `limit` entries and `scanBytes` bytes, with a `next` cursor when there may be more.
  */
 export async function readAuditPage(path: string, o: AuditPageOptions = {}): Promise<AuditPage> {
-  if (o.sessionId !== undefined) checkId(o.sessionId, "ses", "sessionId");
+  if (o.sessionId !== undefined) validId(o.sessionId, "ses", "sessionId");
   const since = o.since === undefined ? -Infinity : auditTime("`since`", o.since);
   const until = o.until === undefined ? Infinity : auditTime("`until`", o.until);
   const limit = o.limit ?? 100;

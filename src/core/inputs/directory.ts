@@ -1,5 +1,5 @@
 // A project directory as callers give it: opencode accepts a missing one and fails later
-// (docs/opencode-behaviour.md §9), so it is checked here, once, for every caller.
+// (docs/opencode-behaviour.md §9), so it is validated here, once, for every caller.
 import { realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { quoted, UsageError } from "../errors.js";

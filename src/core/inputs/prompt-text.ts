@@ -11,7 +11,7 @@ export const MAX_PROMPT_CHARS = 1_000_000;
  * `text` when it is short enough for one prompt; else a bounded error naming the option (`what`),
  * and `files` when the caller can attach files instead.
  */
-export function checkPromptText(text: string, what: string, o: { files?: boolean } = {}): string {
+export function validPromptText(text: string, what: string, o: { files?: boolean } = {}): string {
   if (typeof text === "string" && text.length > MAX_PROMPT_CHARS)
     throw new UsageError(
       `\`${what}\` is ${text.length.toLocaleString("en")} characters; one prompt takes at most ${MAX_PROMPT_CHARS.toLocaleString("en")} (more than most models can read at once). Put the long content in a file in the project and name the file in the ${what}${o.files ? " (or attach it with `files`)" : ""}.`,

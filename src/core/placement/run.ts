@@ -8,7 +8,7 @@ import { result as sessionResult, wait as sessionWait } from "../control.js";
 import { delegate, type DelegateOptions } from "../delegate.js";
 import { quoted, UsageError } from "../errors.js";
 import { endLine, startLine, type TaskStartInfo } from "../governance/task-lines.js";
-import { checkPromptText } from "../inputs/prompt-text.js";
+import { validPromptText } from "../inputs/prompt-text.js";
 import type { NewRecord } from "../ledger/ledger.js";
 import type { DelegationKind, LedgerEnd, LedgerRecord } from "../ledger/record.js";
 import { startOnce, type StartHooks, type Started } from "../ledger/start-once.js";
@@ -69,15 +69,15 @@ function newRecord(
   return { kind, requestId: o.requestId, origin: o.origin ?? kind, placement, server: host.engine.url, size, ...(governed ? { governed } : {}) };
 }
 
-function checkRequestId(requestId: unknown): void {
+function validateRequestId(requestId: unknown): void {
   if (requestId !== undefined && (typeof requestId !== "string" || requestId.length === 0))
     throw new UsageError(`\`requestId\` must be a non-empty string (got ${quoted(String(requestId).slice(0, 80))}).`);
 }
 
 /** Starts one task where it belongs; `accepted` resolves once its session exists (or it is queued). */
 export function startTask(host: PlacementHost, o: TaskOptions): Started<PlacedResult> {
-  checkRequestId(o.requestId);
-  checkPromptText(o.task, "task", { files: true }); // before a ledger claim or a queue carries it to a worker
+  validateRequestId(o.requestId);
+  validPromptText(o.task, "task", { files: true }); // before a ledger claim or a queue carries it to a worker
   const placement = place(placementContext(host), { kind: "task", isolation: o.isolation, sessionId: o.sessionId, repo: o.repo });
   const governed = Boolean(o.checks?.length) || o.maxTokens !== undefined || o.maxCostUsd !== undefined;
   return startOnce(host.ledger, newRecord(host, "delegate", o, placement, 1, governed), {
@@ -89,9 +89,9 @@ export function startTask(host: PlacementHost, o: TaskOptions): Started<PlacedRe
 
 /** Starts a batch (one session per task) where it belongs; `accepted` resolves once its first session exists (or it is queued). */
 export function startBatch(host: PlacementHost, tasks: BatchTask[], o: BatchOptions = {}): Started<PlacedBatch> {
-  checkRequestId(o.requestId);
+  validateRequestId(o.requestId);
   if (!Array.isArray(tasks) || tasks.length === 0) throw new UsageError("`tasks` is empty: give at least one task.");
-  for (const t of tasks) checkPromptText(t.task, "task", { files: true });
+  for (const t of tasks) validPromptText(t.task, "task", { files: true });
   const worktree = tasks.some((t) => (t.isolation ?? o.isolation) === "worktree");
   const placement = place(placementContext(host), { kind: "batch", worktree });
   const governed = tasks.some((t) => t.checks?.length) || o.maxTokens !== undefined || o.maxCostUsd !== undefined;

@@ -6,7 +6,7 @@
 // fleet server) is holderOf's to say.
 import { result as sessionResult, send, wait as sessionWait, type SendOptions } from "../control.js";
 import { quoted, UsageError } from "../errors.js";
-import { checkPromptText } from "../inputs/prompt-text.js";
+import { validPromptText } from "../inputs/prompt-text.js";
 import { startOnce, type Started } from "../ledger/start-once.js";
 import type { TurnSummary } from "../turns/summary.js";
 import type { PlacementHost } from "./host.js";
@@ -24,7 +24,7 @@ export type SentTurn = TurnSummary & { delivery: NonNullable<SendOptions["delive
 export function startSend(host: PlacementHost, sessionId: string, message: string, o: SendStartOptions = {}): Started<SentTurn> {
   if (o.requestId !== undefined && (typeof o.requestId !== "string" || o.requestId.length === 0))
     throw new UsageError(`\`requestId\` must be a non-empty string (got ${quoted(String(o.requestId).slice(0, 80))}).`);
-  checkPromptText(message, "message"); // before the ledger claims anything
+  validPromptText(message, "message"); // before the ledger claims anything
   const { requestId, origin, ...options } = o;
   const delivery = options.delivery ?? "queue";
   const record = { kind: "send" as const, requestId, origin: origin ?? "send", placement: "here" as const, server: host.engine.url, size: 1, delivery };

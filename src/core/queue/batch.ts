@@ -9,7 +9,7 @@ import type { BudgetTotals } from "../governance/budget.js";
 import { readSpend } from "./batch-budget.js";
 import type { QueueConnection } from "./redis-connection.js";
 import { enqueue } from "./enqueue.js";
-import { batchTaskIds, checkTaskId, taskIdFor } from "./names.js";
+import { batchTaskIds, validTaskId, taskIdFor } from "./names.js";
 import { toTaskSpec, type QueuedDelegateOptions } from "./spec.js";
 import { waitTask, type JobEvents, type QueueWaitOptions } from "./wait.js";
 import { taskSignal } from "../task-signal.js";
@@ -72,7 +72,7 @@ interface BatchRecord {
 
 async function batchRecord(conn: QueueConnection, id: string): Promise<BatchRecord | undefined> {
   await conn.reachable();
-  const raw = await conn.redis.get(conn.keys.batch(checkTaskId(id)));
+  const raw = await conn.redis.get(conn.keys.batch(validTaskId(id)));
   return raw ? (JSON.parse(raw) as BatchRecord) : undefined;
 }
 

@@ -63,7 +63,7 @@ export function batchTaskIds(batchId: string, n: number): string[] {
 }
 
 /** Refuses ids that cannot name a task (used by wait/result/cancel before any Redis call). */
-export function checkTaskId(id: string): string {
+export function validTaskId(id: string): string {
   if (typeof id !== "string" || !PLAIN_ID.test(id))
     throw new UsageError(`${quoted(String(id).slice(0, 200))} is not a task id (letters, digits, . _ -; as returned by oc_delegate).`);
   return id;

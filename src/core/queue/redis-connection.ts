@@ -9,7 +9,7 @@ import { AttemptLog } from "./attempts.js";
 import { FleetEvents } from "./fleet-events.js";
 import { ANY_QUEUE, keys, rootQueue, type FleetKeys } from "./names.js";
 import type { TaskOutcome } from "./outcome.js";
-import { checkedSettings, redacted, type QueueSettings } from "./settings.js";
+import { validSettings, redacted, type QueueSettings } from "./settings.js";
 import type { TaskSpec } from "./spec.js";
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -25,7 +25,7 @@ export class QueueConnection {
   private fleetEvents?: FleetEvents;
 
   constructor(settings: QueueSettings) {
-    this.settings = checkedSettings(settings);
+    this.settings = validSettings(settings);
     this.keys = keys(this.settings.prefix);
   }
 

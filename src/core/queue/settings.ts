@@ -19,10 +19,10 @@ export function queueSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): Queu
   const url = env.OPENCODE_CONDUCTOR_QUEUE?.trim();
   if (!url) return undefined;
   const ttl = env.OPENCODE_CONDUCTOR_QUEUE_TTL_S?.trim();
-  return checkedSettings({ url, prefix: env.OPENCODE_CONDUCTOR_QUEUE_PREFIX?.trim() || undefined, ttlS: ttl ? Number(ttl) : undefined });
+  return validSettings({ url, prefix: env.OPENCODE_CONDUCTOR_QUEUE_PREFIX?.trim() || undefined, ttlS: ttl ? Number(ttl) : undefined });
 }
 
-export function checkedSettings(s: QueueSettings): Required<QueueSettings> {
+export function validSettings(s: QueueSettings): Required<QueueSettings> {
   let parsed: URL | undefined;
   try {
     parsed = new URL(s.url);

@@ -2,7 +2,7 @@
 // (queued, running, completed or failed), its attempts, or the answer a cancel stored. Split from
 // client.ts: read, wait (wait.ts) and cancel (cancel.ts) all start from here.
 import { quoted, UsageError } from "../errors.js";
-import { checkTaskId } from "./names.js";
+import { validTaskId } from "./names.js";
 import type { QueueConnection, TaskJob } from "./redis-connection.js";
 import { fleetPending } from "./approvals.js";
 import { readOutcome } from "./outcome-record.js";
@@ -27,7 +27,7 @@ export function fromOutcome(queueName: string, out: TaskOutcome, times: Pick<Tas
 /** The queue a task was placed on (enqueue.ts claims it), or a clear error for an unknown id. */
 export async function homeOf(conn: QueueConnection, taskId: string): Promise<string> {
   await conn.reachable();
-  const home = await conn.redis.get(conn.keys.home(checkTaskId(taskId)));
+  const home = await conn.redis.get(conn.keys.home(validTaskId(taskId)));
   if (!home)
     throw new UsageError(
       `No task ${quoted(taskId)} on the queue (unknown, or finished more than ${conn.settings.ttlS} s ago; retention: OPENCODE_CONDUCTOR_QUEUE_TTL_S).`,

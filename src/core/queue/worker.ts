@@ -32,7 +32,7 @@ import type { TaskOutcome } from "./outcome.js";
 import { DEFAULT_REATTACH_MS, reattach } from "./reattach.js";
 import { adoptCheckout, checkoutRepo, collectRepo, removeCheckout, type Checkout } from "./repo.js";
 import { registerServer, serverAccess, type ServerAccess } from "./servers.js";
-import { checkedSettings, type QueueSettings } from "./settings.js";
+import { validSettings, type QueueSettings } from "./settings.js";
 import { JobAllowance } from "./job-allowance.js";
 import { ProviderSlots } from "./slots.js";
 import { providerOf, type TaskSpec } from "./spec.js";
@@ -105,7 +105,7 @@ export class FleetWorker {
   readonly drained: Promise<void>;
 
   constructor(private readonly o: FleetWorkerOptions) {
-    this.settings = checkedSettings(o.queue);
+    this.settings = validSettings(o.queue);
     this.keys = keys(this.settings.prefix);
     this.id = o.id ?? `${this.host}-${process.pid}-${randomUUID().slice(0, 4)}`;
     this.redis = new Redis(this.settings.url, { maxRetriesPerRequest: null });

@@ -9,7 +9,7 @@ import { formatModel, type ModelRef } from "../catalog/model-resolve.js";
 import { errorOf } from "../turns/summary.js";
 import type { Message } from "../model/message.js";
 import { TurnWatch } from "../turns/watch.js";
-import { checkId } from "../inputs/ids.js";
+import { validId } from "../inputs/ids.js";
 import { sessionScope } from "./scope.js";
 import { engineIn, sessionRow, type SessionRow } from "./rows.js";
 import { runState } from "./info.js";
@@ -17,14 +17,14 @@ import { lastUserMessage } from "./messages.js";
 
 /** A new session with the history strictly before `messageId` (all of it without one); its parentId stays empty. */
 export async function forkSession(ctx: CoreContext, id: string, options: DirectoryOption & { messageId?: string } = {}): Promise<SessionRow> {
-  const messageId = options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : undefined;
-  return sessionRow(await engineIn(ctx, options.directory).fork(checkId(id, "ses", "sessionId"), messageId ? { messageId } : {}));
+  const messageId = options.messageId !== undefined ? validId(options.messageId, "msg", "messageId") : undefined;
+  return sessionRow(await engineIn(ctx, options.directory).fork(validId(id, "ses", "sessionId"), messageId ? { messageId } : {}));
 }
 
 export async function renameSession(ctx: CoreContext, id: string, title: string, options: DirectoryOption = {}): Promise<SessionRow> {
   const trimmed = title.trim();
   if (!trimmed) throw new UsageError("The new title is empty. Give the session a non-empty title.");
-  return sessionRow(await engineIn(ctx, options.directory).rename(checkId(id, "ses", "sessionId"), trimmed));
+  return sessionRow(await engineIn(ctx, options.directory).rename(validId(id, "ses", "sessionId"), trimmed));
 }
 
 /** Hides the session from opencode's lists (it stays readable); the update goes to the session's own directory. */
@@ -37,7 +37,7 @@ const ABORT_SETTLE_MS = 10_000;
 
 /** Stops the session's turn (a no-op when idle); says whether one was running. */
 export async function abortSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ sessionId: string; wasRunning: boolean }> {
-  const s = await engineIn(ctx, options.directory).getSession(checkId(id, "ses", "sessionId"));
+  const s = await engineIn(ctx, options.directory).getSession(validId(id, "ses", "sessionId"));
   const status = await runState(ctx, s);
   // Always abort: a prompt sent a moment ago is not busy yet (docs/opencode-behaviour.md §2) but is about to be.
   await ctx.engine.withDirectory(s.directory).abort(s.id);
@@ -50,7 +50,7 @@ export async function deleteSession(
   id: string,
   options: DirectoryOption = {},
 ): Promise<{ sessionId: string; deleted: boolean; aborted: boolean }> {
-  const s = await engineIn(ctx, options.directory).getSession(checkId(id, "ses", "sessionId"));
+  const s = await engineIn(ctx, options.directory).getSession(validId(id, "ses", "sessionId"));
   const engine = ctx.engine.withDirectory(s.directory);
   const status = await runState(ctx, s);
   const aborted = status.type !== "idle";
@@ -82,14 +82,14 @@ function revertState(s: Session): RevertState {
  */
 export async function revertSession(ctx: CoreContext, id: string, options: DirectoryOption & { messageId: string; partId?: string }): Promise<RevertState> {
   const to = {
-    messageId: checkId(options.messageId, "msg", "messageId"),
-    ...(options.partId !== undefined ? { partId: checkId(options.partId, "prt", "partId") } : {}),
+    messageId: validId(options.messageId, "msg", "messageId"),
+    ...(options.partId !== undefined ? { partId: validId(options.partId, "prt", "partId") } : {}),
   };
-  return revertState(await engineIn(ctx, options.directory).revert(checkId(id, "ses", "sessionId"), to));
+  return revertState(await engineIn(ctx, options.directory).revert(validId(id, "ses", "sessionId"), to));
 }
 
 export async function unrevertSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<RevertState> {
-  return revertState(await engineIn(ctx, options.directory).unrevert(checkId(id, "ses", "sessionId")));
+  return revertState(await engineIn(ctx, options.directory).unrevert(validId(id, "ses", "sessionId")));
 }
 
 const SYNC_TIMEOUT_MS = 300_000;
@@ -110,7 +110,7 @@ export async function compactSession(
   id: string,
   options: CompactOptions = {},
 ): Promise<{ sessionId: string; model?: string; compacted: boolean }> {
-  const sessionID = checkId(id, "ses", "sessionId");
+  const sessionID = validId(id, "ses", "sessionId");
   const engine = engineIn(ctx, options.directory);
   const capabilities = await engine.capabilities();
   if (!capabilities.compactNeedsModel && options.model !== undefined) {
@@ -156,7 +156,7 @@ export async function shellInSession(
   id: string,
   options: ShellOptions,
 ): Promise<{ sessionId: string; messageId: string; output: string; error?: string }> {
-  const sessionID = checkId(id, "ses", "sessionId");
+  const sessionID = validId(id, "ses", "sessionId");
   if (!options.command?.trim()) throw new UsageError("The shell command is empty. Give a command such as `ls -la`.");
   const ref = options.model !== undefined ? await resolveModelRef(ctx, options.model, options) : undefined;
   const result = await engineIn(ctx, options.directory).shell(sessionID, {
@@ -178,12 +178,12 @@ export async function shellInSession(
 
 /** The session record and every message with all parts, as opencode stores them. */
 export async function exportSession(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<{ session: Session; messages: Message[] }> {
-  const sessionID = checkId(id, "ses", "sessionId");
+  const sessionID = validId(id, "ses", "sessionId");
   const engine = engineIn(ctx, options.directory);
   const [session, messages] = await Promise.all([engine.getSession(sessionID), engine.messages(sessionID)]);
   return { session, messages };
 }
 
 export async function sessionTodo(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<Todo[]> {
-  return engineIn(ctx, options.directory).todo(checkId(id, "ses", "sessionId"));
+  return engineIn(ctx, options.directory).todo(validId(id, "ses", "sessionId"));
 }

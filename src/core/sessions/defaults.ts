@@ -4,7 +4,7 @@ import type { CoreContext } from "../context.js";
 import { formatModel } from "../catalog/model-resolve.js";
 import { resolveModelRef } from "../catalog/models.js";
 import { UsageError } from "../errors.js";
-import { checkId } from "../inputs/ids.js";
+import { validId } from "../inputs/ids.js";
 
 export interface SessionDefault {
   sessionId: string;
@@ -14,7 +14,7 @@ export interface SessionDefault {
 
 /** Resolves `model` (a name or `provider/model[#variant]`) and keeps it for the session's next turns. */
 export async function setSessionModel(ctx: CoreContext, sessionId: string, model: string): Promise<SessionDefault> {
-  checkId(sessionId, "ses", "sessionId");
+  validId(sessionId, "ses", "sessionId");
   const resolved = formatModel(await resolveModelRef(ctx, model));
   remember(ctx, sessionId, { model: resolved });
   return { sessionId, model: resolved };
@@ -22,7 +22,7 @@ export async function setSessionModel(ctx: CoreContext, sessionId: string, model
 
 /** Keeps `agent` for the session's next turns. */
 export function setSessionAgent(ctx: CoreContext, sessionId: string, agent: string): SessionDefault {
-  checkId(sessionId, "ses", "sessionId");
+  validId(sessionId, "ses", "sessionId");
   if (typeof agent !== "string" || !agent.trim()) throw new UsageError("`agent` is empty: name an agent (e.g. build, plan).");
   remember(ctx, sessionId, { agent });
   return { sessionId, agent };

@@ -2,7 +2,7 @@
 import type { FileDiff } from "../model/file-change.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
-import { checkId } from "../inputs/ids.js";
+import { validId } from "../inputs/ids.js";
 import { engineIn } from "./rows.js";
 import { lastUserMessage } from "./messages.js";
 
@@ -19,8 +19,8 @@ export interface SessionDiff {
  * session diff is always [] in 1.18.33, only `?messageID=` works (docs/opencode-behaviour.md §7).
  */
 export async function sessionDiff(ctx: CoreContext, id: string, options: DirectoryOption & { messageId?: string } = {}): Promise<SessionDiff> {
-  const sessionID = checkId(id, "ses", "sessionId");
-  const given = options.messageId !== undefined ? checkId(options.messageId, "msg", "messageId") : undefined;
+  const sessionID = validId(id, "ses", "sessionId");
+  const given = options.messageId !== undefined ? validId(options.messageId, "msg", "messageId") : undefined;
   // Listening first: the per-turn diff is written a moment after the turn goes idle (docs/opencode-behaviour.md §1, "after idle").
   const summarized = await summaryOf(ctx, sessionID);
   try {

@@ -4,7 +4,7 @@ import type { Session, SessionRunState } from "../model/session.js";
 import type { CoreContext } from "../context.js";
 import { type DirectoryOption } from "../context.js";
 import { formatModel } from "../catalog/model-resolve.js";
-import { checkId } from "../inputs/ids.js";
+import { validId } from "../inputs/ids.js";
 import { engineIn, iso, sessionRow, type SessionRow } from "./rows.js";
 
 export type RunState = "idle" | "busy" | "retry";
@@ -22,7 +22,7 @@ export interface SessionDetails extends SessionRow {
 }
 
 export async function sessionInfo(ctx: CoreContext, id: string, options: DirectoryOption = {}): Promise<SessionDetails> {
-  const s = await engineIn(ctx, options.directory).getSession(checkId(id, "ses", "sessionId"));
+  const s = await engineIn(ctx, options.directory).getSession(validId(id, "ses", "sessionId"));
   const status = await runState(ctx, s);
   return {
     ...sessionRow(s),

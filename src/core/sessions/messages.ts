@@ -5,7 +5,7 @@ import { UsageError } from "../errors.js";
 import { formatModel } from "../catalog/model-resolve.js";
 import { errorOf, type TurnError } from "../turns/summary.js";
 import type { Message } from "../model/message.js";
-import { checkId } from "../inputs/ids.js";
+import { validId } from "../inputs/ids.js";
 import { engineIn, iso } from "./rows.js";
 
 export interface CompactMessage {
@@ -36,7 +36,7 @@ export async function sessionMessages(
 ): Promise<MessagesPage> {
   const limit = options.limit ?? 20;
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`limit must be a positive integer, got ${limit}.`);
-  const page = await messagesPage(ctx, checkId(id, "ses", "sessionId"), { ...options, limit });
+  const page = await messagesPage(ctx, validId(id, "ses", "sessionId"), { ...options, limit });
   return { messages: page.messages.map(compactMessage), ...(page.nextBefore ? { nextBefore: page.nextBefore } : {}) };
 }
 

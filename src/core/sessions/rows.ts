@@ -4,7 +4,7 @@ import type { Session } from "../model/session.js";
 import type { CoreContext } from "../context.js";
 import type { Engine } from "../engine/engine.js";
 import { type DirectoryOption } from "../context.js";
-import { checkId } from "../inputs/ids.js";
+import { validId } from "../inputs/ids.js";
 import { UsageError } from "../errors.js";
 
 export interface SessionRow {
@@ -56,7 +56,7 @@ export async function listSessions(ctx: CoreContext, options: ListSessionsOption
   let sessions: Session[];
   const engine = engineIn(ctx, options.directory);
   if (options.parentId !== undefined) {
-    const parentID = checkId(options.parentId, "ses", "parentId");
+    const parentID = validId(options.parentId, "ses", "parentId");
     const needle = search?.toLowerCase();
     sessions = (await engine.childSessions(parentID)).filter((s) => !needle || s.title.toLowerCase().includes(needle));
   } else {

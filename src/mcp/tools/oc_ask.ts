@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { UsageError } from "../../core/errors.js";
-import { checkPromptText } from "../../core/inputs/prompt-text.js";
+import { validPromptText } from "../../core/inputs/prompt-text.js";
 import { directoryField, timeoutField, timeoutMs } from "../shared-fields.js";
 import { defineTool } from "../tool-def.js";
 
@@ -22,7 +22,7 @@ export const ocAsk = defineTool({
   },
   async run(args, ctx) {
     if (!args.question.trim()) throw new UsageError("`question` is empty: ask something about the project.");
-    checkPromptText(args.question, "question", { files: true });
+    validPromptText(args.question, "question", { files: true });
     const conductor = await ctx.conductor();
     const r = await conductor.delegate({
       task: args.question,

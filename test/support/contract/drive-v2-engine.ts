@@ -8,7 +8,7 @@ import { connectV2 } from "../../../src/client/v2/index.js";
 import { resolveV2Routes, V2_ROUTE_NAMES, type V2RouteName } from "../../../src/client/v2/routes.js";
 import { CATALOG_KINDS } from "../../../src/core/engine/catalog-rows.js";
 import { V2Engine } from "../../../src/core/engine/v2/v2-engine.js";
-import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { loadSpec } from "../../../src/openapi/load-document.js";
 import { listOperations, type OpenApiDocument } from "../../../src/openapi/spec.js";
 import { routeMatcher } from "../operation-match.js";
 import { loadV2Fixture, V2_SCENARIOS } from "../fixture.js";

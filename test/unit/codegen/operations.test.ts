@@ -2,8 +2,8 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
-import { operationRow } from "../../../codegen/lib/operations-file.js";
-import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { operationRow } from "../../../src/openapi/operation-row.js";
+import { loadSpec } from "../../../src/openapi/load-document.js";
 import { listOperations } from "../../../src/openapi/spec.js";
 import { operations, specInfo, type OperationId } from "../../../generated/operations.js";
 

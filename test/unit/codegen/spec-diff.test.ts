@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { diffSpecs, type Change } from "../../../codegen/lib/diff.js";
 import { totalLine, totals } from "../../../codegen/lib/diff-format.js";
-import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { loadSpec } from "../../../src/openapi/load-document.js";
 import { type OpenApiDocument } from "../../../src/openapi/spec.js";
 
 const OLD = "test/fixtures/specs/opencode-1.15.0.json";

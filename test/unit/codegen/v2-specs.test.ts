@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { diffSpecs } from "../../../codegen/lib/diff.js";
 import { generateFiles } from "../../../codegen/lib/generate.js";
 import { readMetaNextTo, sha256 } from "../../../codegen/lib/meta.js";
-import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { loadSpec } from "../../../src/openapi/load-document.js";
 import { DEFAULT_TARGETS, targetsFrom } from "../../../codegen/lib/targets.js";
 import { operations as v2Operations, specInfo as v2SpecInfo } from "../../../generated/v2/operations.js";
 

@@ -6,7 +6,7 @@
 // the test states, so that a document which starts typing them is noticed and checked.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { loadSpec } from "../../../src/openapi/load-document.js";
 import { V2_ROUTE_NAMES } from "../../../src/client/v2/routes.js";
 import { V2_EVENT_READERS, V2_EVENT_READS, V2_EVENT_READS_IF_PRESENT, V2_EVENT_READS_UNDOCUMENTED } from "../../../src/core/engine/v2/v2-event-reads.js";
 import { checkEventReads, eventDataSchemas } from "../../support/contract/event-contract.js";

@@ -4,7 +4,7 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { describe, expect, it } from "vitest";
-import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { loadSpec } from "../../../src/openapi/load-document.js";
 import { responseSchema } from "../../../src/openapi/spec.js";
 import { isEventStream, loadFixture, SCENARIOS, type Fixture } from "../../support/fixture.js";
 

@@ -3,7 +3,7 @@
 // that the core's messages use for TypeScript callers.
 import { describe, expect, it } from "vitest";
 import { UnknownRequestError, UsageError } from "../../../src/core/errors.js";
-import { checkId } from "../../../src/core/inputs/ids.js";
+import { validId } from "../../../src/core/inputs/ids.js";
 import { inToolTerms } from "../../../src/mcp/field-names.js";
 import { expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
 
@@ -33,8 +33,8 @@ describe("tool errors name the tool's own fields", () => {
 });
 
 describe("the core keeps the library's names", () => {
-  it("checkId names the option as a TypeScript caller passes it", () => {
-    expect(() => checkId("bad", "ses", "sessionId")).toThrow(/^`sessionId` must be an opencode id starting with "ses_", got "bad"\./);
+  it("validId names the option as a TypeScript caller passes it", () => {
+    expect(() => validId("bad", "ses", "sessionId")).toThrow(/^`sessionId` must be an opencode id starting with "ses_", got "bad"\./);
   });
 
   it("inToolTerms rewrites library option names only as whole words", () => {

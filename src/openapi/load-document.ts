@@ -1,7 +1,7 @@
-// Reads an OpenAPI document from disk for codegen, spec:diff and the tests (the reader itself is
-// src/openapi/spec.ts, which the running server uses on documents it fetched).
+// Reads an OpenAPI document from disk (a vendored spec, a recorded one): codegen, spec:diff and the
+// tests load documents with it; the running server reads the documents it fetched with spec.ts.
 import { readFileSync } from "node:fs";
-import type { OpenApiDocument } from "../../src/openapi/document.js";
+import type { OpenApiDocument } from "./document.js";
 
 export function loadSpec(file: string): OpenApiDocument {
   const spec = JSON.parse(readFileSync(file, "utf8")) as OpenApiDocument;

@@ -1,8 +1,8 @@
 // src/openapi/spec.ts: bundling and response schemas (other tests validate recorded traffic with these).
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { loadSpec } from "../../../codegen/lib/load-spec.js";
-import { bundleSchema, listOperations, responseSchema, type OpenApiDocument } from "../../../src/openapi/spec.js";
+import { loadSpec } from "../../src/openapi/load-document.js";
+import { bundleSchema, listOperations, responseSchema, type OpenApiDocument } from "../../src/openapi/spec.js";
 
 const spec = loadSpec("spec/openapi.json");
 const compile = (schema: object) => new Ajv2020({ strict: false }).compile(schema);
