@@ -284,11 +284,13 @@ for (const target of selectedTargets()) {
 
     it("session: diff", async () => {
       const { sessionId, file, userMessageId } = await editedSession();
-      // What opencode recorded for that turn, read straight from it: the files, and line counts only
-      // where it keeps them. A release that records none for a turn that wrote a file misbehaves.
+      const diff = await mcp.call("oc_session", { session_id: sessionId, action: "diff" });
+      // What opencode recorded for that turn, read straight from it after the conductor's answer (1.x
+      // writes a turn's diff after the turn ends: read before, a loaded machine saw none yet): the
+      // files, and line counts only where it keeps them. A release that records none for a turn
+      // that wrote a file misbehaves.
       const recorded = operationIds.has("session.diff") || oracle.major === 2 ? await oracle.turnFiles(sessionId, userMessageId) : [];
       const misbehaves = existsSync(file) && !recorded.some((f) => f.file === "diffed.txt");
-      const diff = await mcp.call("oc_session", { session_id: sessionId, action: "diff" });
       if (refused("session: diff", "session.diff", diff, "session.messages", misbehaves)) return;
       expect(diff.isError, diff.text).toBe(false);
       const files = (diff.data.result as Row).files as Row[];
