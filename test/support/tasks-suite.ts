@@ -72,6 +72,15 @@ export function tasksSuite(major: TasksSuite): void {
     return { data, truth };
   }
 
+  /**
+   * Until the turn is at the model: "mid-task" means opencode has the prompt. A kill while the
+   * handle's prompt is still on its way is another case (on a loaded machine the handle comes
+   * well before opencode has the prompt), and the scripted replies queued here would go unused.
+   */
+  async function atTheModel(before: number) {
+    await opencode.model.waitForRequests(before + 1, { kind: "chat", timeoutMs: 120_000 });
+  }
+
   /** Cancels the task once its turn is at the model, and waits until opencode has stopped that turn; the task's last view. */
   async function cancelAtTheModel(session: Awaited<ReturnType<typeof taskClient>>["session"], execution: ToolExecution<unknown>, before: number) {
     if (execution.kind !== "task") throw new Error("expected a task");
@@ -187,8 +196,10 @@ export function tasksSuite(major: TasksSuite): void {
 
     it("the server SIGKILLed mid-task and started again on the same state dir: the same task id settles with opencode's record", async () => {
       opencode.model.queue(text("Finished after the restart.", { delayMs: 8_000 }));
+      const before = chats();
       const first = await taskClient();
       const execution = await first.session.callTool("oc_delegate", { task: "Outlive the server" });
+      await atTheModel(before);
       const { taskId, outcome } = await settleAfterRestart(execution, restart);
       expect(taskId).toBe(execution.handle?.taskId);
       const { truth } = await expectRecordedTurn(outcome as Outcome);
@@ -267,7 +278,9 @@ export function tasksSuite(major: TasksSuite): void {
       const first = await taskClient();
       const sessionId = await finishedSession(first.session, "Open the log");
       opencode.model.queue(text("Logged after the restart.", { delayMs: 8_000 }));
+      const before = chats();
       const execution = await first.session.callTool("oc_send", { session_id: sessionId, message: "Write the log entry" });
+      await atTheModel(before);
       const { taskId, outcome } = await settleAfterRestart(execution, restart);
       expect(taskId).toBe(execution.handle?.taskId);
       const { data, truth } = await expectRecordedTurn(outcome as Outcome);
