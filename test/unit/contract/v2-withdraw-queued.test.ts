@@ -7,7 +7,9 @@
 import { describe, expect, it } from "vitest";
 import { loadSpec } from "../../../codegen/lib/load-spec.js";
 import { connectV2 } from "../../../src/client/v2/client.js";
+import { Conductor } from "../../../src/core/conductor.js";
 import { V2Engine } from "../../../src/core/engine/v2/v2-engine.js";
+import { QueuedMessageError } from "../../../src/core/placement/send-cancel.js";
 import { resolveV2Routes, V2_ROUTE_NAMES } from "../../../src/client/v2/routes.js";
 import { listOperations } from "../../../src/openapi/spec.js";
 import { routeMatcher } from "../../support/operation-match.js";
@@ -34,6 +36,7 @@ async function inboxServer(file: string, version: string, ids: string[], o: { ke
       const data = inbox.map((id) => ({ id, sessionID: SESSION, time: { created: 1 }, type: "user", payload: { text: "later" }, delivery: "queue" }));
       return Response.json({ data });
     }
+    if (name === "session.get") return Response.json({ data: { id: SESSION, title: "queued", location: { directory: "/project" }, time: { created: 1 } } });
     if (name === "inbox.cancel") {
       const at = inbox.indexOf(url.pathname.split("/").at(-1)!);
       if (at >= 0 && !o.keeps) inbox.splice(at, 1);
@@ -86,5 +89,42 @@ describe("a queued message on 2.0.26's inbox", () => {
     await expect(engine.withdrawPrompt(SESSION, QUEUED)).rejects.toThrow("opencode 2.0.0-src.b622626 cannot cancel a queued prompt");
     expect(sent.map((r) => r.method)).toEqual(["GET"]);
     expect(sent.flatMap((r) => r.problems)).toEqual([]);
+  });
+});
+
+/** A conductor on that server whose ledger holds an oc_send record of QUEUED (as startSend puts it on record). */
+async function sendRecord(engine: V2Engine) {
+  const conductor = new Conductor({ engine, queue: false });
+  const { record } = await conductor.ledger.claim({ kind: "send", origin: "oc_send", placement: "here", server: engine.url, size: 1, delivery: "queue" });
+  await conductor.ledger.attach(record.id, 0, SESSION, { priorTurn: "msg_0001", sentInput: QUEUED });
+  return { conductor, id: record.id };
+}
+
+describe("conductor.delegations.cancel of a send still queued", () => {
+  it("2.0.26: withdrawn from the inbox (gone on the re-read), then cancelled with a note; no interrupt is sent", async () => {
+    const { engine, sent, inbox } = await inboxServer("spec/v2/openapi.json", "2.0.26", [QUEUED]);
+    const { conductor, id } = await sendRecord(engine);
+    const cancelled = await conductor.delegations.cancel(id);
+    expect(cancelled).toMatchObject({ status: "cancelled", note: "taken off opencode's queue before it ran" });
+    expect(inbox).toEqual([]);
+    expect(sent.map((r) => r.name)).not.toContain("session.interrupt");
+    expect(sent.filter((r) => r.name?.startsWith("inbox.")).map((r) => r.name)).toEqual(["inbox.list", "inbox.cancel", "inbox.list"]);
+    expect(sent.flatMap((r) => r.problems)).toEqual([]);
+    conductor.close();
+  });
+
+  it("the pre-release: refused with QueuedMessageError, nothing interrupted, and the record neither cancelled nor asked to be", async () => {
+    const { engine, sent } = await inboxServer("spec/v2-b622626/openapi.json", "2.0.0-src.b622626", [QUEUED]);
+    const { conductor, id } = await sendRecord(engine);
+    const refused = conductor.delegations.cancel(id);
+    await expect(refused).rejects.toBeInstanceOf(QueuedMessageError);
+    await expect(refused).rejects.toThrow(
+      `Not cancelled: the message is queued in opencode session ${SESSION} behind a turn that is not this message's, and opencode 2.0.0-src.b622626 cannot withdraw a queued message. It will run after the current turn; nothing was interrupted.`,
+    );
+    expect(sent.map((r) => r.name)).not.toContain("session.interrupt");
+    const kept = await conductor.ledger.get(id);
+    expect(kept?.end).toBeUndefined();
+    expect(kept?.cancelRequestedAt).toBeUndefined();
+    conductor.close();
   });
 });
