@@ -13,7 +13,17 @@ import type { PermissionRule } from "../../policy/permissions.js";
 import type { TurnMachineOptions } from "../../model/turn-event.js";
 import { V1TurnEvents } from "./v1-events.js";
 import { evidenceOf } from "../../model/evidence.js";
-import { UnsupportedOnEngineError, type Engine, type EngineEventsOptions, type EngineInfo, type NewSession, type PromptInput, type SessionTranslator, type TurnSnapshot, type WaitingPrompt } from "../engine.js";
+import {
+  UnsupportedOnEngineError,
+  type Engine,
+  type EngineEventsOptions,
+  type EngineInfo,
+  type NewSession,
+  type PromptInput,
+  type SessionTranslator,
+  type TurnSnapshot,
+  type WaitingPrompt,
+} from "../engine.js";
 import { v1Catalog } from "./v1-catalog.js";
 import { messagesPageV1 } from "./v1-history.js";
 import { sessionOfV1 } from "./v1-session.js";
@@ -195,7 +205,11 @@ export class V1Engine implements Engine {
 
   async withdrawPrompt(): Promise<void> {
     const version = (await this.info()).version;
-    throw new UnsupportedOnEngineError("take back a prompt queued behind the running turn", version, "1.x records it at once and keeps no queue to remove it from");
+    throw new UnsupportedOnEngineError(
+      "take back a prompt queued behind the running turn",
+      version,
+      "1.x records it at once and keeps no queue to remove it from",
+    );
   }
 
   async runState(id: string): Promise<SessionRunState> {

@@ -30,7 +30,16 @@ import {
 import type { HubEvent } from "../hub-events.js";
 import { v2Catalog, v2ProviderCatalog } from "./v2-catalog.js";
 import { allRawV2, lastTurnRawV2, newestMessageIdV2, pageRawV2, turnDiffV2 } from "./v2-history.js";
-import { cancelQueuedV2, inboxCapabilities, queuedInputsV2, steerQueuedV2, waitingPromptV2, withdrawPromptV2, type InboxCapabilities, type QueuedInput } from "./v2-inbox.js";
+import {
+  cancelQueuedV2,
+  inboxCapabilities,
+  queuedInputsV2,
+  steerQueuedV2,
+  waitingPromptV2,
+  withdrawPromptV2,
+  type InboxCapabilities,
+  type QueuedInput,
+} from "./v2-inbox.js";
 import { messagesFromV2 } from "./v2-messages.js";
 import { checkPromptV2, promptV2 } from "./v2-prompts.js";
 import { answerPermissionV2, answerQuestionV2, listPendingV2 } from "./v2-requests.js";
