@@ -34,8 +34,8 @@ export interface SendOptions extends WaitOptions {
   fallbackModels?: string[];
   retryTimeoutMs?: number;
   onFallback?: (record: FallbackRecord) => void;
-  /** Told once opencode has taken the message (before the wait), e.g. to put it on record as sent. */
-  onSent?: () => Promise<void>;
+  /** Told once opencode has taken the message (before the wait), e.g. to put it on record as sent; with the id opencode gave it, when it names one (2.x). */
+  onSent?: (inputId: string | undefined) => Promise<void>;
 }
 
 export async function send(base: CoreContext, sessionId: string, message: string, o: SendOptions = {}): Promise<TurnSummary & { delivery: Delivery }> {
@@ -54,10 +54,12 @@ export async function send(base: CoreContext, sessionId: string, message: string
   if (delivery === "steer" && !capabilities.nativeSteer) await stopTurn(ctx, sessionId);
   let told = false;
   const prompt = (m: ModelRef | undefined) => async () => {
-    await ctx.engine.prompt(sessionId, { text: message, ...(m ? { model: m } : {}), ...(agent ? { agent } : {}), delivery }, () => undefined);
+    let inputId: string | undefined;
+    const onAdmitted = (id: string) => void (inputId = id);
+    await ctx.engine.prompt(sessionId, { text: message, ...(m ? { model: m } : {}), ...(agent ? { agent } : {}), delivery, onAdmitted }, () => undefined);
     if (told) return;
     told = true;
-    await o.onSent?.();
+    await o.onSent?.(inputId);
   };
   // The fallback watchdog follows a turn this message starts; a message queued behind a running turn
   // would leave it watching someone else's turn, so that one goes without.

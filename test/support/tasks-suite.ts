@@ -6,7 +6,8 @@
 // handle comes at once, polls show the task working, an approval is answered through tasks/update,
 // a cancelled task is interrupted in opencode, a task outlives a SIGKILLed server (a new one on the
 // same state dir settles it), and the same request id twice starts one agent (or sends one
-// message). oc_send with a task: the message's turn followed to its end, as oc_wait would.
+// message). oc_send with a task: the message's turn followed to its end, as oc_wait would; a cancel of
+// one queued behind another turn leaves that turn running and says why.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -272,6 +273,31 @@ export function tasksSuite(major: TasksSuite): void {
       const before = chats();
       await cancelAtTheModel(session, await session.callTool("oc_send", { session_id: sessionId, message: "Go on until stopped" }), before);
       expect(await recorded(sessionId)).toMatchObject({ status: "interrupted", users: 2 });
+    });
+
+    it("tasks/cancel of a message queued behind another turn interrupts nothing: refused with why, and the message runs after that turn as opencode records it", async () => {
+      const { session } = await taskClient();
+      const sessionId = await finishedSession(session, "Open the ticket");
+      opencode.model.queue(text("The first job is done.", { delayMs: 15_000 }), text("The queued job is done."));
+      const before = chats();
+      await reader.send(sessionId, "Do the first job", { wait: false });
+      const [chat] = await opencode.model.waitForRequests(before + 1, { kind: "chat", timeoutMs: 60_000 }).then((all) => all.slice(-1));
+      const execution = await session.callTool("oc_send", { session_id: sessionId, message: "Then do the queued job" });
+      if (execution.kind !== "task") throw new Error("expected a task");
+      await expect(execution.cancel()).rejects.toThrow(
+        /Not cancelled: the message is queued in opencode session ses_\S+ behind a turn that is not this message's, and opencode \S+ cannot withdraw a queued message\. It will run after the current turn; nothing was interrupted\. To stop everything, interrupting the session \(oc_interrupt\)/,
+      );
+      // The other turn's model call goes on, and the task is not cancelled.
+      expect(chat!.endedAt).toBeUndefined();
+      expect((await reader.delegations.get(execution.handle.taskId)).status).toBe("working");
+      const { outcome } = await execution.settle();
+      const { truth } = await expectRecordedTurn(outcome as Outcome);
+      expect(truth).toMatchObject({ status: "done", answer: "The queued job is done.", users: 3 });
+      // Re-read: the first job's reply completed with its text and no error (it was never interrupted).
+      const replies = (await reader.engine.messages(sessionId)).filter((m) => m.info.role === "assistant");
+      const first = replies.find((m) => m.parts.some((p) => p.type === "text" && p.text === "The first job is done."));
+      expect(first?.info).not.toHaveProperty("error");
+      expect(chats() - before).toBe(2);
     });
 
     it("the server SIGKILLed while the message's turn runs: the same task id settles with opencode's record", async () => {

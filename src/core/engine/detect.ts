@@ -77,6 +77,8 @@ function forwarding(resolve: Resolver, url: string, directory: string | undefine
     "todo",
     "checkPrompt",
     "prompt",
+    "waitingPrompt",
+    "withdrawPrompt",
     "abort",
     "runState",
     "snapshot",

@@ -45,6 +45,11 @@ export interface PromptInput {
   command?: string;
   /** Into a running turn: `steer` (2.x: seen by the next model call) or `queue` (after it). */
   delivery?: Delivery;
+  /**
+   * Told the id opencode gave the prompt when its answer names one (2.x: the admitted input's, its
+   * user message's once promoted); 1.x answers 204 with nothing, so it is never called there.
+   */
+  onAdmitted?: (inputId: string) => void;
 }
 
 /** What a session's events mean for whoever follows its turn (engine-neutral). */
@@ -111,6 +116,16 @@ export interface EngineCapabilities {
   turnDiffLines: boolean;
 }
 
+/** A sent prompt opencode holds behind another turn (Engine.waitingPrompt). */
+export interface WaitingPrompt {
+  /** Its id on the server's waiting list, when it has one (2.x). */
+  inputId?: string;
+  /** The server can take it back before it runs (2.0.26's inbox cancel). */
+  withdrawable: boolean;
+  /** What happens to it if the running turn is interrupted instead, in this server's words (docs/opencode-*behaviour.md). */
+  onInterrupt: string;
+}
+
 export interface EngineInfo {
   kind: EngineKind;
   /** What the server says it is, e.g. `1.18.33`, `2.0.0-src.b622626`. */
@@ -174,6 +189,14 @@ export interface Engine {
   checkPrompt(input: PromptInput): Promise<void>;
   /** Starts a turn (or joins the running one, see `delivery`); a late failure (1.x command route) goes to `onLateFailure`. */
   prompt(id: string, input: PromptInput, onLateFailure: (error: unknown) => void): Promise<void>;
+  /**
+   * The prompt sent after user message `after` (or with input id `inputId`) while it still waits
+   * behind another turn, as opencode records it; undefined once a turn of its own runs or nothing
+   * runs. `withdrawable`: this server can take it back (withdrawPrompt).
+   */
+  waitingPrompt(id: string, sent: { after?: string; inputId?: string }): Promise<WaitingPrompt | undefined>;
+  /** Takes a waiting prompt back before it runs and re-reads that it is gone; refused where the server cannot. */
+  withdrawPrompt(id: string, inputId: string): Promise<void>;
   abort(id: string): Promise<void>;
   runState(id: string): Promise<SessionRunState>;
   snapshot(id: string): Promise<TurnSnapshot>;

@@ -10,6 +10,7 @@ import type { PlacementHost } from "../placement/host.js";
 import type { PlacedBatch, PlacedResult } from "../placement/result.js";
 import { batchEnd, holderOf, startBatch, startTask, taskEnd, type BatchOptions, type BatchTask, type TaskOptions } from "../placement/run.js";
 import { startSend, type SendStartOptions } from "../placement/send.js";
+import { cancelSentMessage } from "../placement/send-cancel.js";
 import { batchTaskIds } from "../queue/names.js";
 import { followRecord } from "./follow.js";
 import { startedSessions, type LedgerRecord } from "./record.js";
@@ -38,7 +39,11 @@ export interface DelegationsApi {
   get(id: string): Promise<Delegation>;
   /** Waits until it is over (completed, failed or cancelled), or the timeout: then it answers as get. */
   wait(id: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<Delegation>;
-  /** Interrupts its opencode sessions (or cancels its jobs on the fleet); a task that ended first stays `completed`. */
+  /**
+   * Interrupts its opencode sessions (or cancels its jobs on the fleet); a task that ended first stays
+   * `completed`. A sent message still queued behind another turn is withdrawn where the server can
+   * (2.0.26's inbox); where it cannot, nothing is interrupted and it rejects with QueuedMessageError.
+   */
   cancel(id: string): Promise<Delegation>;
   /** The newest delegations, as recorded (no opencode reads). */
   list(options?: { limit?: number }): Promise<Delegation[]>;
@@ -169,7 +174,15 @@ async function endOf(host: PlacementHost, id: string, now: Delegation, left: num
 }
 
 async function cancel(host: PlacementHost, id: string): Promise<Delegation> {
-  await record(host, id);
+  const before = await record(host, id);
+  // Before the cancel goes on record: a message that was not withdrawn must not read cancelled.
+  const sent = before.end || before.placement === "queue" ? "started" : await cancelSentMessage(host, before);
+  if (sent === "withdrawn") {
+    // On record as cancelled first (so a start this process runs, whose wait the cancel stops, ends cancelled too), then settled.
+    await host.ledger.requestCancel(id);
+    await host.ledger.settle(id, { status: "cancelled", at: new Date().toISOString(), note: "taken off opencode's queue before it ran" });
+    return read(host, id);
+  }
   const r = (await host.ledger.requestCancel(id)) ?? (await record(host, id));
   if (r.end) return read(host, id);
   if (r.placement === "queue" && r.queueId !== undefined) {

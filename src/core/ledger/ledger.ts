@@ -7,7 +7,7 @@ import { abandoned, newDelegationId, startedSessions, thisProcess, type LedgerEn
 import type { LedgerStore } from "./store.js";
 
 /** What a start learns with a session, kept beside it. */
-export type SessionFacts = Pick<LedgerRecord, "priorTurn">;
+export type SessionFacts = Pick<LedgerRecord, "priorTurn" | "sentInput">;
 
 export type NewRecord = Pick<LedgerRecord, "kind" | "requestId" | "origin" | "placement" | "server" | "size" | "queueId" | "governed" | "delivery">;
 

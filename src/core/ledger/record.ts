@@ -50,6 +50,8 @@ export interface LedgerRecord {
    * following the session never reports that turn as this message's (a queued message's turn comes later).
    */
   priorTurn?: string;
+  /** `send`: the id opencode gave the message when it took it (2.x: its input's, in the inbox until promoted). */
+  sentInput?: string;
   /** Tasks in it (1 for delegate and send). */
   size: number;
   /** The session of each task, in task order; null: not started (yet). */

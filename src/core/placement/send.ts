@@ -38,7 +38,9 @@ export function startSend(host: PlacementHost, sessionId: string, message: strin
       const signal = options.signal ? AbortSignal.any([options.signal, hooks.signal]) : hooks.signal;
       // On record once opencode has the message: a repeat then waits for its turn, and a reader
       // after a restart follows a message that is there (never one that was not sent).
-      const onSent = () => hooks.onSession(sessionId, 0, priorTurn ? { priorTurn } : {});
+      // With the id opencode gave it (2.x), a cancel can tell it queued from running (send-cancel.ts).
+      const onSent = (inputId: string | undefined) =>
+        hooks.onSession(sessionId, 0, { ...(priorTurn ? { priorTurn } : {}), ...(inputId ? { sentInput: inputId } : {}) });
       return send(holder, sessionId, message, { ...options, delivery, signal, onSent });
     },
     // A repeat waits for (or reads) the session's turn as oc_wait would; it sends nothing.

@@ -3,7 +3,8 @@
 // answers for any task, also after the process that started it was killed.
 //   tasks/get    → delegations.get (the conductor's verdict; the pending requests as inputRequests)
 //   tasks/update → each answer settled as an elicitation answer would be (elicit.ts `settle`)
-//   tasks/cancel → delegations.cancel (interrupts the opencode sessions, or takes the jobs off the fleet)
+//   tasks/cancel → delegations.cancel (interrupts the opencode sessions, or takes the jobs off the fleet;
+//                  an oc_send message queued behind another turn is withdrawn, or refused with -32602)
 import { ProtocolError, ProtocolErrorCode, type ElicitResult, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Config } from "../../config.js";
@@ -11,6 +12,7 @@ import type { Conductor } from "../../core/conductor.js";
 import type { AuditLog } from "../../core/governance/audit.js";
 import { UsageError } from "../../core/errors.js";
 import type { Delegation } from "../../core/ledger/delegations.js";
+import { QueuedMessageError } from "../../core/placement/send-cancel.js";
 import { formValues } from "../approvals/rounds.js";
 import { settle } from "../elicit.js";
 import { peerOf } from "../peer.js";
@@ -51,7 +53,13 @@ export function registerTaskMethods(server: McpServer, o: TaskMethodsOptions): v
   low.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async (params, ctx) => {
     requireExtension(server, ctx);
     await delegation(o, params.taskId, "cancel");
-    await (await o.conductor()).delegations.cancel(params.taskId);
+    try {
+      await (await o.conductor()).delegations.cancel(params.taskId);
+    } catch (error) {
+      // A sent message queued behind another turn that this opencode cannot withdraw: the task goes on, and the caller is told why.
+      if (error instanceof QueuedMessageError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to cancel task: ${o.scrub(error.message)}`);
+      throw error;
+    }
     return { resultType: "complete" };
   });
 }

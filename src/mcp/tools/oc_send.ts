@@ -10,6 +10,7 @@ export const ocSend = defineTool({
   toolset: "delegate",
   guide: [
     "oc_send adds to a session (queue) or redirects it (steer; on opencode 1.x this stops the running turn first), then oc_wait; oc_interrupt stops it (history stays); oc_result reads its state without waiting.",
+    "Cancelling an oc_send task whose message still waits behind another turn interrupts nothing: opencode 2.0.26 takes the message back; 1.x and the 2.x pre-release cannot, so the cancel is refused saying so (the message runs after that turn; oc_interrupt stops everything).",
   ],
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   audit: { detail: (args) => ({ delivery: args.delivery ?? "queue" }) },

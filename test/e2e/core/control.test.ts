@@ -82,6 +82,37 @@ describe("control (e2e)", () => {
     await dumpMessages(h, "interrupted", r.sessionId);
   });
 
+  it("queue, then interrupt: the running turn stops and 1.x drops the queued message unanswered; the next prompt's turn answers only that prompt, the dropped one in its context", async () => {
+    h.oc.model.queue(text("never sent", { delayMs: 60_000 }), text("third answer"));
+    const r = await h.conductor.delegate({ task: "long task", wait: false });
+    await h.oc.model.waitForRequests(1, { sessionId: r.sessionId, timeoutMs: 60_000 });
+    const recorded = await nextEvent((e) => {
+      const info = (e as { properties?: { info?: { role?: string; sessionID?: string } } }).properties?.info;
+      return e.type === "message.updated" && info?.role === "user" && info.sessionID === r.sessionId;
+    });
+    await h.conductor.send(r.sessionId, "queued task", { delivery: "queue" });
+    await recorded.event; // its user message is on record (prompt_async answers before it writes it)
+    recorded.stop();
+    expect(await h.conductor.interrupt(r.sessionId)).toMatchObject({ wasRunning: true });
+    expect(await h.conductor.send(r.sessionId, "third task", { delivery: "queue", wait: true, timeoutMs: 90_000 })).toMatchObject({
+      status: "done",
+      answer: "third answer",
+    });
+    const messages = await h.conductor.engine.messages(r.sessionId);
+    const users = messages.filter((m) => m.info.role === "user");
+    const parents = messages.flatMap((m) => (m.info.role === "assistant" ? [m.info.parentID] : []));
+    expect(users.map((m) => m.parts.find((p) => p.type === "text")?.text)).toEqual(["long task", "queued task", "third task"]);
+    expect(parents).toEqual([users[0]!.info.id, users[2]!.info.id]);
+    const replies = messages.filter((m) => m.info.role === "assistant").map((m) => (m.info as { error?: { name: string } }).error?.name);
+    expect(replies).toEqual(["MessageAbortedError", undefined]);
+    expect(h.oc.model.requestsFor(r.sessionId)).toHaveLength(2);
+    expect(userTexts(h.oc, r.sessionId)).toEqual([
+      expect.stringContaining("long task"),
+      expect.stringContaining("queued task"),
+      expect.stringContaining("third task"),
+    ]);
+  });
+
   it("interrupting an idle session changes nothing and reports no new turn", async () => {
     h.oc.model.queue(text("finished"));
     const r = await h.conductor.delegate({ task: "quick" });

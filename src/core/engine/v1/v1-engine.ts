@@ -13,11 +13,22 @@ import type { PermissionRule } from "../../policy/permissions.js";
 import type { TurnMachineOptions } from "../../model/turn-event.js";
 import { V1TurnEvents } from "./v1-events.js";
 import { evidenceOf } from "../../model/evidence.js";
-import type { Engine, EngineEventsOptions, EngineInfo, NewSession, PromptInput, SessionTranslator, TurnSnapshot } from "../engine.js";
+import {
+  UnsupportedOnEngineError,
+  type Engine,
+  type EngineEventsOptions,
+  type EngineInfo,
+  type NewSession,
+  type PromptInput,
+  type SessionTranslator,
+  type TurnSnapshot,
+  type WaitingPrompt,
+} from "../engine.js";
 import { v1Catalog } from "./v1-catalog.js";
 import { messagesPageV1 } from "./v1-history.js";
 import { sessionOfV1 } from "./v1-session.js";
 import { V1Signals, V1Usage } from "./v1-signals.js";
+import { waitingPromptV1 } from "./v1-waiting.js";
 
 /** Messages read to find the last turn; a longer turn falls back to reading all. */
 const TURN_PAGE = 50;
@@ -185,6 +196,20 @@ export class V1Engine implements Engine {
 
   async abort(id: string): Promise<void> {
     await this.client.call("session.abort", { path: { sessionID: id } });
+  }
+
+  async waitingPrompt(id: string, sent: { after?: string }): Promise<WaitingPrompt | undefined> {
+    const state = await this.runState(id);
+    return waitingPromptV1(state, state.type === "idle" ? [] : await this.messages(id), sent.after);
+  }
+
+  async withdrawPrompt(): Promise<void> {
+    const version = (await this.info()).version;
+    throw new UnsupportedOnEngineError(
+      "take back a prompt queued behind the running turn",
+      version,
+      "1.x records it at once and keeps no queue to remove it from",
+    );
   }
 
   async runState(id: string): Promise<SessionRunState> {

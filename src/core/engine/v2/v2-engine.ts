@@ -25,11 +25,21 @@ import {
   type PromptInput,
   type SessionTranslator,
   type TurnSnapshot,
+  type WaitingPrompt,
 } from "../engine.js";
 import type { HubEvent } from "../hub-events.js";
 import { v2Catalog, v2ProviderCatalog } from "./v2-catalog.js";
 import { allRawV2, lastTurnRawV2, newestMessageIdV2, pageRawV2, turnDiffV2 } from "./v2-history.js";
-import { cancelQueuedV2, inboxCapabilities, queuedInputsV2, steerQueuedV2, type InboxCapabilities, type QueuedInput } from "./v2-inbox.js";
+import {
+  cancelQueuedV2,
+  inboxCapabilities,
+  queuedInputsV2,
+  steerQueuedV2,
+  waitingPromptV2,
+  withdrawPromptV2,
+  type InboxCapabilities,
+  type QueuedInput,
+} from "./v2-inbox.js";
 import { messagesFromV2 } from "./v2-messages.js";
 import { checkPromptV2, promptV2 } from "./v2-prompts.js";
 import { answerPermissionV2, answerQuestionV2, listPendingV2 } from "./v2-requests.js";
@@ -193,6 +203,15 @@ export class V2Engine implements Engine {
 
   prompt(id: string, input: PromptInput): Promise<void> {
     return promptV2(this.client, id, input, this.known.takeHeld(id));
+  }
+
+  waitingPrompt(id: string, sent: { inputId?: string }): Promise<WaitingPrompt | undefined> {
+    return waitingPromptV2(this.client, id, sent.inputId);
+  }
+
+  /** 2.0.26's inbox cancel, verified by listing the inbox again; the pre-release refuses, naming its version. */
+  withdrawPrompt(id: string, inputId: string): Promise<void> {
+    return withdrawPromptV2(this.client, id, inputId);
   }
 
   async abort(id: string): Promise<void> {

@@ -7,7 +7,7 @@
 // never from its version. opencode 1.x has no such list: a prompt sent during a turn is a user
 // message at once.
 import type { OpencodeV2Client } from "../../../client/v2/client.js";
-import type { Delivery } from "../engine.js";
+import type { Delivery, WaitingPrompt } from "../engine.js";
 import { UnsupportedOnEngineError } from "../engine.js";
 import { dataOf } from "./v2-sessions.js";
 
@@ -85,4 +85,28 @@ export async function steerQueuedV2(client: OpencodeV2Client, sessionId: string,
     throw new UnsupportedOnEngineError("turn a queued prompt into a steer", client.identity.version, `${NO_INBOX}; send the message again with delivery steer`);
   }
   await client.request("inbox.steer", { path: { sessionID: sessionId, inboxID: inputId }, body: { delivery: "steer" } });
+}
+
+/** What an interrupt does to a prompt still queued on 2.x (docs/opencode-2x-behaviour.md "Waiting prompts"). */
+export const V2_ON_INTERRUPT =
+  "interrupting the session (oc_interrupt) stops the running turn but opencode keeps this message waiting: it runs with the next prompt sent to the session";
+
+/**
+ * The prompt `inputId` (or, without one, the only prompt) while the session still holds it
+ * unpromoted: the running execution is another prompt's. Undefined once it is promoted (its own
+ * turn runs, or ran) or nothing is listed.
+ */
+export async function waitingPromptV2(client: OpencodeV2Client, sessionId: string, inputId: string | undefined): Promise<WaitingPrompt | undefined> {
+  if (!client.routes.has("inbox.list")) return undefined;
+  const prompts = (await queuedInputsV2(client, sessionId)).filter((q) => q.type === "user");
+  const ours = inputId === undefined ? (prompts.length === 1 ? prompts[0] : undefined) : prompts.find((q) => q.id === inputId);
+  if (!ours) return undefined;
+  return { inputId: ours.id, withdrawable: client.routes.has("inbox.cancel"), onInterrupt: V2_ON_INTERRUPT };
+}
+
+/** Cancels a queued prompt, then lists the inbox again: the cancel counts only once it is gone from it. */
+export async function withdrawPromptV2(client: OpencodeV2Client, sessionId: string, inputId: string): Promise<void> {
+  await cancelQueuedV2(client, sessionId, inputId);
+  if ((await queuedInputsV2(client, sessionId)).some((q) => q.id === inputId))
+    throw new Error(`opencode ${client.identity.version} answered the cancel of queued prompt ${inputId} but still lists it in session ${sessionId}'s inbox`);
 }

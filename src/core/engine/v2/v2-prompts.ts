@@ -17,6 +17,7 @@ const sameModel = (a: ModelRef | undefined, b: ModelRef) =>
   a?.providerID === b.providerID && a.modelID === b.modelID && (a.variant ?? "default") === (b.variant ?? "default");
 
 /** `held`: what the session holds by its create answer, when this is its first prompt. */
+/** `input.onAdmitted` hears the id the server's answer gives the prompt (its admitted input's, later its user message's). */
 export async function promptV2(client: OpencodeV2Client, id: string, input: PromptInput, held?: HeldSettings): Promise<void> {
   const path = { sessionID: id };
   const files = await attachmentsV2(client, input.files ?? []);
@@ -48,7 +49,8 @@ export async function promptV2(client: OpencodeV2Client, id: string, input: Prom
     ...(files.length > 0 ? { files } : {}),
     ...(agents.length > 0 ? { agents } : {}),
   };
-  await client.request("session.prompt", { path, body });
+  const answer = (await client.request("session.prompt", { path, body })) as { data?: { id?: unknown } } | undefined;
+  if (typeof answer?.data?.id === "string") input.onAdmitted?.(answer.data.id);
 }
 
 /**
