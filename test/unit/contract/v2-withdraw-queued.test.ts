@@ -5,7 +5,7 @@
 // sends must validate against that document. The pre-release's document (the one e2e-v2 runs) has
 // only the list: there the prompt is waiting but not withdrawable, and a withdraw is refused.
 import { describe, expect, it } from "vitest";
-import { loadSpec } from "../../../codegen/lib/load-spec.js";
+import { loadSpec } from "../../../src/openapi/load-document.js";
 import { connectV2 } from "../../../src/client/v2/client.js";
 import { Conductor } from "../../../src/core/conductor.js";
 import { V2Engine } from "../../../src/core/engine/v2/v2-engine.js";
