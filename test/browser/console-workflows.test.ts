@@ -1,5 +1,5 @@
 // A workflow run seen and signed off in the web console, in a real headless Chromium against a
-// real opencode with the scripted model: the run (test/support/workflow-suite.ts's sign-off
+// real opencode (1.x and 2.x, test/support/workflow-majors.ts) with the scripted model: the run (test/support/workflow-suite.ts's sign-off
 // workflow, with an agent step after the sign-off) is started through the real MCP server and
 // stops at its approval step; the console shows its steps with the statuses and costs the run
 // record holds; a click on Approve lets the run walk on to its end, from the console. Every agent
@@ -8,14 +8,13 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect } from "../../src/client/connect.js";
 import { RunStore } from "../../src/core/workflows/run-store.js";
 import type { WorkflowRun } from "../../src/core/workflows/run-record.js";
 import { startMcp, type McpSession } from "../support/mcp-client.js";
-import { startOpencode, type TestOpencode } from "../support/opencode.js";
+import type { TestOpencode } from "../support/opencode.js";
 import { text } from "../support/scripted-model.js";
-import { readMessages } from "../support/turns.js";
-import { SIGN_OFF_WORKFLOW } from "../support/workflow-suite.js";
+import { WORKFLOW_V1, WORKFLOW_V2 } from "../support/workflow-majors.js";
+import { SIGN_OFF_WORKFLOW, type WorkflowMajor } from "../support/workflow-suite.js";
 import { launchBrowser, startConsoleCli, type ConsoleProcess } from "./support.js";
 
 // After the sign-off, one more agent step: the console's click must make the run do real work.
@@ -25,12 +24,7 @@ const WORKFLOW = `${SIGN_OFF_WORKFLOW}  - name: announce
     isolation: shared
 `;
 
-let oc: TestOpencode;
-let stateDir: string;
-let consoleProc: ConsoleProcess;
 let browser: Browser;
-let page: Page;
-let mcp: McpSession;
 
 /** The page's money format (ui.js), applied to what the run record holds. */
 const money = (n: number | undefined) => (typeof n === "number" ? `$${n.toFixed(4)}` : "–");
@@ -39,46 +33,62 @@ const stepCost = (s: WorkflowRun["steps"][number]) => {
   return costs.length ? costs.reduce((a, b) => a + b, 0) : undefined;
 };
 
-/** Each agent turn of the run against opencode's record of its session: completed, the same answer. */
-async function expectRecorded(run: WorkflowRun): Promise<number> {
-  const client = connect({ url: oc.url, password: oc.password, directory: oc.directory });
-  let turns = 0;
-  for (const step of run.steps.filter((s) => s.kind === "agent")) {
-    for (const turn of step.attempts.flatMap((a) => a.turns ?? [])) {
-      const last = [...(await readMessages(client, turn.sessionId!))].reverse().find((m) => m.info.role === "assistant")!;
-      expect("completed" in last.info.time && Boolean(last.info.time.completed), `${step.name}: ${turn.sessionId}`).toBe(true);
-      expect(turn.status).toBe("done");
-      expect(turn.answer).toBe(last.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(""));
-      turns++;
-    }
-  }
-  return turns;
-}
-
 beforeAll(async () => {
   browser = await launchBrowser();
-  oc = await startOpencode({ gitInit: true });
-  stateDir = join(oc.root, "state");
-  mcp = await startMcp({
-    OPENCODE_URL: oc.url,
-    OPENCODE_PASSWORD: oc.password,
-    OPENCODE_CONDUCTOR_DIRECTORY: oc.directory,
-    OPENCODE_CONDUCTOR_STATE_DIR: stateDir,
-    OPENCODE_CONDUCTOR_TOOLSETS: "workflows",
-  });
-  consoleProc = await startConsoleCli({ OPENCODE_PASSWORD: oc.password, OPENCODE_CONDUCTOR_STATE_DIR: stateDir });
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  await page.goto(consoleProc.url);
 }, 120_000);
 
 afterAll(async () => {
-  await mcp?.close().catch(() => undefined);
   await browser?.close();
-  await consoleProc?.stop();
-  await oc?.stop();
 });
 
-describe("workflow runs in the console (browser)", () => {
+describe.each([
+  ["1.x", WORKFLOW_V1],
+  ["2.x", WORKFLOW_V2],
+] as Array<[string, WorkflowMajor]>)("workflow runs in the console (browser, opencode %s)", (_major, major) => {
+  let oc: TestOpencode;
+  let stateDir: string;
+  let consoleProc: ConsoleProcess;
+  let page: Page;
+  let mcp: McpSession;
+
+  /** Each agent turn of the run against opencode's record of its session: completed, the same answer. */
+  async function expectRecorded(run: WorkflowRun): Promise<number> {
+    let turns = 0;
+    for (const step of run.steps.filter((s) => s.kind === "agent")) {
+      for (const turn of step.attempts.flatMap((a) => a.turns ?? [])) {
+        const last = await major.recorded(oc, turn.sessionId!);
+        expect(last.completed, `${step.name}: ${turn.sessionId}`).toBe(true);
+        expect(turn.status).toBe("done");
+        expect(turn.answer).toBe(last.answer);
+        turns++;
+      }
+    }
+    return turns;
+  }
+
+  beforeAll(async () => {
+    oc = await major.start();
+    stateDir = join(oc.root, "state");
+    mcp = await startMcp({
+      OPENCODE_URL: oc.url,
+      OPENCODE_PASSWORD: oc.password,
+      OPENCODE_CONDUCTOR_DIRECTORY: oc.directory,
+      OPENCODE_CONDUCTOR_STATE_DIR: stateDir,
+      OPENCODE_CONDUCTOR_TOOLSETS: "workflows",
+      ...(await major.env()),
+    });
+    consoleProc = await startConsoleCli({ OPENCODE_PASSWORD: oc.password, OPENCODE_CONDUCTOR_STATE_DIR: stateDir });
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    await page.goto(consoleProc.url);
+  }, 240_000); // the 2.x binary may be built first on a fresh machine
+
+  afterAll(async () => {
+    await mcp?.close().catch(() => undefined);
+    await page?.context().close();
+    await consoleProc?.stop();
+    await oc?.stop();
+  });
+
   it("shows the run's timeline with its recorded statuses and costs; Approve signs off as the console and the run walks on to its end", async () => {
     oc.model.for("scripted").queue(text("Fixed the crash."), text("Announced."));
     const started = await mcp.call("oc_workflow", { action: "start", text: WORKFLOW, inputs: { bug: "the crash" }, timeout_s: 300 }, { timeoutMs: 320_000 });
