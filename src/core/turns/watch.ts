@@ -299,6 +299,9 @@ export class TurnWatch {
   private async attach(): Promise<void> {
     if (this.state !== "unknown") return;
     this.state = "running";
+    // Joined midway: the events from here on miss what the turn streamed before (a text already
+    // written), so they cannot describe it whole; the summary reads the session, as after a reconnect.
+    this.seen.complete = false;
     const snap = await this.read();
     const { records, messages } = snap;
     const lastUser = records.findLastIndex((m) => m.role === "user");
