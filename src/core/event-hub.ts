@@ -54,7 +54,7 @@ const LINGER_MS = 1_000;
 const PROBE_TIMEOUT_MS = 1_000;
 /** While a server does not answer, how often its health is asked again (one that dies meanwhile is lost). */
 const REPROBE_MS = 5_000;
-/** A reset health check is asked again this often, at most MAX_RESETS times, before it counts as silent. */
+/** A reset health check is asked again this often, at most MAX_RESETS times; then the server counts as not answering. */
 const RESET_RETRY_MS = 100;
 const MAX_RESETS = 10;
 const MAX_REQUESTS_REMEMBERED = 1_000;
