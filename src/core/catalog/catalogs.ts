@@ -4,7 +4,7 @@ import type { CoreContext } from "../context.js";
 import { quoted, UsageError } from "../errors.js";
 import type { DirectoryOption } from "../context.js";
 import { CATALOG_KINDS, type CatalogKind, type CatalogRows } from "../engine/catalog-rows.js";
-import { cachedRead } from "./cached.js";
+import { cachedRead, CHECK_MAX_AGE_MS } from "./cached.js";
 
 export type { AgentRow, CatalogKind, CatalogRows, CommandRow, McpRow, ProjectRow, ProviderRow, SkillRow } from "../engine/catalog-rows.js";
 export { CATALOG_KINDS } from "../engine/catalog-rows.js";
@@ -17,8 +17,8 @@ export function catalog<K extends CatalogKind>(ctx: CoreContext, kind: K, option
 
 /**
  * The first of `names` that `kind` (agents or commands) lacks, with the catalog's rows to name the
- * choices; undefined when it has them all. Read from a 10 s cache, and read again before saying a
- * name is missing (it may have been added since).
+ * choices; undefined when it has them all. Read from a cache up to 5 minutes old (cached.ts), and
+ * read again before saying a name is missing (it may have been added since).
  */
 export async function missingName(
   ctx: CoreContext,
@@ -28,7 +28,7 @@ export async function missingName(
   const key = `${kind} ${ctx.engine.directory ?? ""}`;
   const read = () => ctx.engine.catalog(kind) as Promise<Array<{ name: string }>>;
   for (const fresh of [false, true]) {
-    const rows = await cachedRead(ctx.hub, key, read, { fresh });
+    const rows = await cachedRead(ctx.hub, key, read, fresh ? { fresh } : { maxAgeMs: CHECK_MAX_AGE_MS });
     const name = names.find((n) => !rows.some((row) => row.name === n));
     if (name === undefined) return undefined;
     if (fresh) return { name, rows };

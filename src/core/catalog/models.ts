@@ -6,7 +6,7 @@ import type { Provider, ProviderList, ProviderModel } from "../model/catalog.js"
 import type { CoreContext, CoreSettings } from "../context.js";
 import { UsageError } from "../errors.js";
 import { formatModel, ModelResolutionError, resolveModel, type ModelRef } from "./model-resolve.js";
-import { cachedRead } from "./cached.js";
+import { cachedRead, CHECK_MAX_AGE_MS, type CachedReadOptions } from "./cached.js";
 import { redact, REDACTED } from "./redact.js";
 import type { DirectoryOption } from "../context.js";
 
@@ -16,13 +16,14 @@ export type { ProviderList };
 // Provider catalog (cached) and model references
 
 /**
- * `config.providers` with keys, options and headers redacted, cached per context and directory for
- * 10 s (cached.ts): resolving a model for every delegation must not cost a request (the first one takes ~1 s).
+ * `config.providers` with keys, options and headers redacted, cached per context and directory
+ * (cached.ts: 10 s for a listing, `read` to choose): resolving a model for every delegation must not
+ * cost a request (the first one takes ~1 s).
  */
-export function getProviderCatalog(ctx: CoreContext, options: DirectoryOption = {}): Promise<ProviderList> {
+export function getProviderCatalog(ctx: CoreContext, options: DirectoryOption & { read?: CachedReadOptions } = {}): Promise<ProviderList> {
   const key = `providers ${options.directory ?? ctx.engine.directory ?? ""}`;
   const engine = options.directory === undefined ? ctx.engine : ctx.engine.withDirectory(options.directory);
-  return cachedRead(ctx.hub, key, () => engine.providerCatalog().then((list) => ({ ...list, providers: list.providers.map(redactProvider) })));
+  return cachedRead(ctx.hub, key, () => engine.providerCatalog().then((list) => ({ ...list, providers: list.providers.map(redactProvider) })), options.read);
 }
 
 // Field by field, so model ids (map keys such as "monkey-1") are never mistaken for secret names.
@@ -60,10 +61,19 @@ export function modelRefusal(id: string, settings: CoreSettings): string | undef
 /**
  * Resolves what a person typed to a model this conductor may use. Resolution runs on the allowed
  * models first, so a partial name never lands on a blocked one; a name that only a refused model
- * matches is a UsageError naming the rule.
+ * matches is a UsageError naming the rule. The catalog may be minutes old (cached.ts); before a name
+ * is called unknown, ambiguous or refused, it is resolved again on a catalog read now.
  */
 export async function resolveModelRef(ctx: CoreContext, input: string, options: DirectoryOption = {}): Promise<ModelRef> {
-  const catalog = await getProviderCatalog(ctx, options);
+  try {
+    return await resolveOn(ctx, input, await getProviderCatalog(ctx, { ...options, read: { maxAgeMs: CHECK_MAX_AGE_MS } }));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    return resolveOn(ctx, input, await getProviderCatalog(ctx, { ...options, read: { fresh: true } }));
+  }
+}
+
+function resolveOn(ctx: CoreContext, input: string, catalog: ProviderList): ModelRef {
   const allowed = {
     ...catalog,
     providers: catalog.providers.map((p) => ({

@@ -2,7 +2,7 @@
 // opencode 1.18.33's own catalogs for a config with a second provider (costs, limits, variants),
 // a subagent, a failing MCP server, and a fake key in the provider options, headers and MCP
 // environment, so redaction is tested on what opencode really answers.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { CoreContext, CoreSettings } from "../../../src/core/context.js";
 import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
 import { getProviderCatalog, globMatches, listModels, modelRefusal, resolveModelRef } from "../../../src/core/catalog/models.js";
@@ -172,6 +172,33 @@ describe("resolveModelRef", () => {
     expect(await resolveModelRef(fakeContext().ctx, "b")).toEqual({ providerID: "paid", modelID: "big" });
     expect(await resolveModelRef(fakeContext({ modelBlock: ["paid/*"] }).ctx, "b")).toEqual({ providerID: "fake", modelID: "backup" });
     await expect(resolveModelRef(fakeContext().ctx, "nope-model")).rejects.toThrow(/No model matches/);
+  });
+
+  // A delegation's model check takes a catalog minutes old (one read per server, not one every 10 s
+  // under a steady load), a listing at most 10 s old, and a name the old catalog lacks is looked up
+  // again on a read made now before it is refused.
+  it("takes a catalog minutes old for a known name, and reads again before refusing one", async () => {
+    const fake = fakeContext();
+    const ctx = fake.ctx;
+    const reads = () => fake.seen.filter((k) => k === "GET /config/providers").length;
+    const start = Date.now();
+    const clock = vi.spyOn(Date, "now").mockReturnValue(start);
+    try {
+      await resolveModelRef(ctx, "backup");
+      clock.mockReturnValue(start + 60_000);
+      expect(await resolveModelRef(ctx, "backup")).toEqual({ providerID: "fake", modelID: "backup" });
+      expect(reads()).toBe(1);
+      await expect(resolveModelRef(ctx, "nope-model")).rejects.toThrow(/No model matches/);
+      expect(reads()).toBe(2);
+      clock.mockReturnValue(start + 60_000 + 11_000);
+      await listModels(ctx);
+      expect(reads()).toBe(3);
+      clock.mockReturnValue(start + 60_000 + 11_000 + 301_000);
+      await resolveModelRef(ctx, "backup");
+      expect(reads()).toBe(4);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });
 
