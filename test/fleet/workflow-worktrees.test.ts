@@ -17,7 +17,7 @@ import { TaskQueue } from "../../src/core/queue/client.js";
 import type { RecordedTurn, WorkflowRun } from "../../src/core/workflows/run-record.js";
 import { startMcp, type McpSession } from "../support/mcp-client.js";
 import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
-import { startScriptedModel, text, toolCall, type ScriptedModel } from "../support/scripted-model.js";
+import { startScriptedModel, text, times, toolCall, type ScriptedModel } from "../support/scripted-model.js";
 import { startWorker, type TestWorker } from "./support/fleet.js";
 import { startRedis, type TestRedis } from "./support/redis.js";
 import { recorded, recordedOutcome } from "./support/truth.js";
@@ -46,6 +46,28 @@ steps:
     kind: deliver
     of: implement
     merge_into: main
+`;
+
+const FAN_OUT = `name: fix parts in worktrees on the fleet
+inputs:
+  parts: { description: "the parts, as a,b" }
+steps:
+  - name: implement
+    kind: agent
+    each: parts
+    prompt: "Fix: {{item}}"
+    model: fake/fixer
+  - name: tests
+    kind: check
+    run: "ls fix-*.txt"
+  - name: review
+    kind: review
+    of: implement
+    model: fake/reviewer
+  - name: ship
+    kind: deliver
+    of: implement
+    merge_into: integration
 `;
 
 const approve = '```json\n{"verdict": "approve", "comments": []}\n```';
@@ -221,6 +243,68 @@ describe("a worktree step of a workflow on the fleet's queue", () => {
     expect(done.steps[3]!.attempts[0]!.delivered).toMatchObject({ into: "main", before: mainBefore, after: two!.worktree!.head });
     expect(await git(project, "rev-parse", "main")).toBe(two!.worktree!.head);
     expect(await git(project, "show", "main:fix.txt")).toBe("fixed");
+    expect(await git(project, "status", "--porcelain")).toBe("");
+  }, 600_000);
+
+  it("runs a fan-out's worktree tasks on both workers and merges every pushed branch into a new branch; the reviewer reads them all", async () => {
+    // Each task writes a file named after its worktree on the worker (no two collide). The tool
+    // calls answer after a delay, so both sessions have taken theirs before either asks again.
+    model
+      .for("fixer")
+      .queue(
+        times(2, toolCall("bash", { command: 'echo fixed > "fix-$(basename "$PWD").txt"', description: "write the fix" }, { delayMs: 5_000 })),
+        times(2, text("Fixed my part.")),
+      );
+    model.for("reviewer").queue(text(`Both parts are right.\n${approve}`));
+    const before = chats("fixer");
+    const mainBefore = await git(project, "rev-parse", "main");
+    // The workers start from main as origin has it (the first test merged into the local main only).
+    const originMain = await git(origin, "rev-parse", "main");
+    const walker = await mcp(servers[0]!, "fan-out");
+    const r = await walker.call(
+      "oc_workflow",
+      { action: "start", text: FAN_OUT, inputs: { parts: "a,b" }, directory: project, timeout_s: 300 },
+      { timeoutMs: 330_000 },
+    );
+    expect(r.isError, r.text).toBe(false);
+    const reader = new Conductor({ url: servers[0]!.url, password: servers[0]!.password, queue: { url: redis.url } });
+    let done: WorkflowRun;
+    try {
+      done = await reader.workflows.get((r.data.run as { id: string }).id);
+    } finally {
+      reader.close();
+    }
+    expect(done.status, r.text).toBe("done");
+    expect(chats("fixer") - before).toBe(4);
+    const turns = done.steps[0]!.attempts[0]!.turns!;
+    expect(new Set(turns.map((t) => t.queued?.worker))).toEqual(new Set(["wtA", "wtB"]));
+    for (const [i, t] of turns.entries()) {
+      expect(t.worktree).toMatchObject({ repo: origin, base: originMain, branch: `conductor/${t.queued!.taskId}` });
+      expect(await git(project, "rev-parse", t.worktree!.branch!)).toBe(t.worktree!.head);
+      await expectRecorded(t, `Fix: ${["a", "b"][i]}`);
+    }
+    // The reviewer (on a worker, at the common base: there are two branches) was given both diffs.
+    const review = done.steps[2]!.attempts[0]!.turns![0]!;
+    expect(review.worktree).toEqual({ repo: origin, base: originMain });
+    await expectRecorded(review);
+    const reviewed = await recorded(
+      servers.find((s) => s.url === review.queued!.server)!,
+      review.sessionId!,
+      (await queue.read(review.queued!.taskId)).task.attempts.at(-1)!.directory,
+    );
+    expect(reviewed.prompt.match(/\+fixed/g)).toHaveLength(2);
+    // Delivered: `integration` created at the base, the first branch fast-forwarded, the second merged.
+    const delivered = done.steps[3]!.attempts[0]!.delivered as { into: string; after: string; outcomes: Array<{ branch: string; result: string }> };
+    expect(delivered.outcomes).toEqual([
+      expect.objectContaining({ branch: turns[0]!.worktree!.branch, result: "fast-forward" }),
+      expect.objectContaining({ branch: turns[1]!.worktree!.branch, result: "merged" }),
+    ]);
+    expect(await git(project, "rev-parse", "integration")).toBe(delivered.after);
+    const changed = await Promise.all(turns.map((t) => git(project, "diff", "--name-only", t.worktree!.base!, t.worktree!.head!)));
+    expect(new Set(changed).size).toBe(2);
+    const files = (await git(project, "ls-tree", "--name-only", "integration")).split("\n");
+    expect(files).toEqual(expect.arrayContaining(changed));
+    expect(await git(project, "rev-parse", "main")).toBe(mainBefore);
     expect(await git(project, "status", "--porcelain")).toBe("");
   }, 600_000);
 
