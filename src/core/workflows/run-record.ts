@@ -24,8 +24,12 @@ export interface RecordedTurn {
   error?: { name?: string; message?: string };
   /** Files the turn changed. */
   files?: string[];
-  /** With isolation `worktree`: the task's branch, its base and head. */
-  worktree?: { branch?: string; base?: string; head?: string; directory?: string };
+  /**
+   * With isolation `worktree`: the task's branch, its base and head. On the fleet (`repo`: the
+   * remote the worker fetched and pushed to) the branch is the worker's, fetched into the run's
+   * repository, and there is no directory here.
+   */
+  worktree?: { branch?: string; base?: string; head?: string; directory?: string; repo?: string };
   directory?: string;
   /** Run on the fleet's queue: the task, the worker that ran it, and the opencode server the session is on (its URL). */
   queued?: { taskId: string; worker?: string; server?: string };

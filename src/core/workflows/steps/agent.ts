@@ -4,7 +4,9 @@
 // answers the first start's session (re-attached and waited for) instead of prompting again. A
 // step sent back (a failed check, a review's comments) continues its sessions with the feedback;
 // a worktree task cannot be continued (its instance stops once the branch is committed), so it
-// starts again from its branch's head, with the task and the feedback.
+// starts again from its branch's head, with the task and the feedback. With a queue, a worktree
+// step is a `repo` task for the workers (fleet-repo.ts): each attempt gets a fresh worktree on a
+// worker, and its pushed branch is fetched here for the steps after it.
 import type { PlacedResult } from "../../placement/result.js";
 import { startBatch, startTask, type TaskOptions } from "../../placement/run.js";
 import type { ParallelResult } from "../../parallel.js";
@@ -13,6 +15,8 @@ import type { TaskView } from "../../queue/outcome.js";
 import type { AgentStep } from "../definition.js";
 import type { Attempt, RecordedTurn } from "../run-record.js";
 import { fill, itemsOf, type TemplateValues } from "../template.js";
+import { fleetRepo, landedTurn } from "./fleet-repo.js";
+import type { RepoSource } from "../../queue/spec.js";
 
 /** Answer text kept per turn in the run record. */
 const KEEP_ANSWER = 8_000;
@@ -32,19 +36,23 @@ export interface AgentRun {
 
 export async function runAgent(r: AgentRun): Promise<RecordedTurn[]> {
   const { step, attempt } = r;
+  const here = r.directory ?? r.host.engine.directory ?? process.cwd();
+  // A worktree on the fleet: the workers check the project's remote out, not this machine.
+  const fleet = r.isolation === "worktree" && r.host.queueSettings !== undefined ? await fleetRepo(here, step.name) : undefined;
   const items = step.each ? itemsOf(r.values.inputs[step.each]) : [undefined];
-  const tasks = items.map((item, i) => taskFor(r, item, r.previous?.turns?.[i]));
+  const tasks = items.map((item, i) => taskFor(r, item, r.previous?.turns?.[i], fleet));
   const requestId = attempt.requestId!;
+  const land = (t: Summarised) => landedTurn(recordedTurn(t), t.task?.repo, here);
   if (!step.each) {
     const result = await startTask(r.host, { ...tasks[0]!, requestId, origin: "workflow" }).result;
-    return [recordedTurn(result)];
+    return [await land(result)];
   }
   const batch = await startBatch(r.host, tasks, { requestId, origin: "workflow", signal: r.signal, maxTokens: step.max_tokens, maxCostUsd: step.max_cost_usd })
     .result;
-  return batch.results.map((t) => recordedTurn(t));
+  return Promise.all(batch.results.map((t) => land(t)));
 }
 
-function taskFor(r: AgentRun, item: string | undefined, before: RecordedTurn | undefined): TaskOptions {
+function taskFor(r: AgentRun, item: string | undefined, before: RecordedTurn | undefined, fleet: RepoSource | undefined): TaskOptions {
   const { step } = r;
   const prompt = fill(step.prompt, { ...r.values, item });
   const common: TaskOptions = {
@@ -60,6 +68,12 @@ function taskFor(r: AgentRun, item: string | undefined, before: RecordedTurn | u
     title: `${step.name}${item ? ` (${item})` : ""}: ${prompt.split("\n")[0]!.slice(0, 50)}`,
   };
   const feedback = r.attempt.feedback;
+  if (fleet) {
+    // Sent back: a fresh worktree on a worker from the branch the last attempt pushed.
+    if (!feedback || !before?.sessionId) return { ...common, repo: fleet };
+    const ref = before.worktree?.branch ?? before.worktree?.base ?? fleet.ref;
+    return { ...common, repo: { ...fleet, ref }, task: `${prompt}\n\n${feedback}` };
+  }
   if (!feedback || !before?.sessionId) return { ...common, ...placement(r) };
   if (r.isolation === "worktree") {
     // A fresh worktree from where the last one ended, told the task and what to change.
@@ -85,9 +99,15 @@ type Summarised = (PlacedResult | ParallelResult) & {
 export function recordedTurn(r: Summarised): RecordedTurn {
   const tokens = "tokens" in r && r.tokens ? Object.values(r.tokens).reduce((a: number, b) => a + (typeof b === "number" ? b : 0), 0) : undefined;
   const files = "files" in r && r.files ? r.files.map((f) => f.path) : undefined;
-  const wt = r.worktree;
   // Run on the fleet: which task, worker and opencode server (the session is that server's).
   const task = "task" in r ? r.task : undefined;
+  // A repo task's worktree was the worker's (its directory is there): its base and remote here.
+  const wt = r.worktree;
+  const worktree = task?.repo
+    ? { base: task.repo.base, repo: task.repo.url }
+    : wt
+      ? { branch: wt.branch, base: wt.base, head: wt.head, directory: wt.path }
+      : undefined;
   const server = task?.attempts.at(-1)?.server;
   const queued = task ? { taskId: task.id, ...(task.worker ? { worker: task.worker } : {}), ...(server ? { server } : {}) } : undefined;
   return {
@@ -98,8 +118,8 @@ export function recordedTurn(r: Summarised): RecordedTurn {
     ...(tokens ? { tokens } : {}),
     ...(r.error ? { error: { name: r.error.name, message: r.error.message } } : {}),
     ...(files?.length ? { files } : {}),
-    ...(wt ? { worktree: { branch: wt.branch, base: wt.base, head: wt.head, directory: wt.path } } : {}),
-    ...("directory" in r && typeof r.directory === "string" ? { directory: r.directory } : {}),
+    ...(worktree ? { worktree } : {}),
+    ...(!task?.repo && "directory" in r && typeof r.directory === "string" ? { directory: r.directory } : {}),
     ...(queued ? { queued } : {}),
   };
 }

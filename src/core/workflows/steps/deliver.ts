@@ -1,10 +1,13 @@
 // A deliver step: the delivered agent step's worktree branches merged into a target branch by the
 // worktrees layer (in order; a conflict is reported and the target left as it was), or pushed to a
 // remote as branches. A step that ran without a worktree has no branch: it is refused when the file
-// is read (parse.ts), and here if its turns name none.
+// is read (parse.ts), and here if its turns name none. Branches a worker pushed (fleet-repo.ts:
+// fetched into the run's repository under their own names) are merged by the same merge, by name.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { UsageError } from "../../errors.js";
+import { mergeInto } from "../../worktrees/merge.js";
+import { repoOf } from "../../worktrees/repo.js";
 import type { Worktrees } from "../../worktrees/worktrees.js";
 import type { DeliverStep } from "../definition.js";
 import type { RecordedTurn } from "../run-record.js";
@@ -28,12 +31,8 @@ export async function deliver(
     }
     return { pushed, remote: step.push.remote };
   }
-  if (!o.worktrees) throw new UsageError("merge_into needs the conductor's worktrees (a Conductor with a stateDir).");
   const into = fill(step.merge_into!, o.values);
-  const report = await o.worktrees.merge(
-    branched.map((t) => t.sessionId!),
-    into,
-  );
+  const report = branched.every((t) => t.worktree!.repo) ? await mergeFetched(branched, into, o.directory) : await mergeLocal(branched, into, o.worktrees);
   const conflicts = report.outcomes.filter((x) => x.result === "conflict" || x.result === "missing");
   if (conflicts.length)
     throw new Error(
@@ -45,4 +44,20 @@ export async function deliver(
     after: report.after,
     outcomes: report.outcomes.map((x) => ({ branch: x.branch, result: x.result, commit: x.commit })),
   };
+}
+
+/** Worktree tasks of this machine: through the worktrees registry (each merge recorded on its row). */
+async function mergeLocal(turns: RecordedTurn[], into: string, worktrees: Worktrees | undefined) {
+  if (!worktrees) throw new UsageError("merge_into needs the conductor's worktrees (a Conductor with a stateDir).");
+  return worktrees.merge(
+    turns.map((t) => t.sessionId!),
+    into,
+  );
+}
+
+/** Branches the fleet's workers pushed, fetched into the run's repository: merged there by name. */
+async function mergeFetched(turns: RecordedTurn[], into: string, directory: string) {
+  const repo = await repoOf(directory);
+  const items = turns.map((t) => ({ id: t.sessionId!, branch: t.worktree!.branch!, base: t.worktree!.base! }));
+  return mergeInto(repo.commonDir, into, items, { createAt: items[0]!.base });
 }

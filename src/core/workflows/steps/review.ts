@@ -4,7 +4,9 @@
 // so a resume re-attaches to a review that was running. When the reviewed step ran in worktrees,
 // the reviewer gets a worktree of its own (at the reviewed branch's head when there is one branch)
 // on a server of its own: it reads the change's files, and the read-only rules are that server's
-// (a 2.x server before 2.0.26 takes no rules per session, only in its config).
+// (a 2.x server before 2.0.26 takes no rules per session, only in its config). When the reviewed
+// step ran in worktrees on the fleet's workers, the reviewer is a `repo` task too, on a worker, in
+// a fresh worktree of the reviewed branch (nothing pushed), held read-only by session rules.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type { PlacementHost } from "../../placement/host.js";
@@ -35,14 +37,18 @@ export async function runReview(
 ): Promise<ReviewOutcome> {
   const diff = await diffOf(reviewed, directory);
   const branches = reviewed.flatMap((t) => (t.worktree?.head ? [t.worktree.head] : []));
+  const onFleet = reviewed.find((t) => t.worktree?.repo);
+  const fleetRefs = reviewed.flatMap((t) => (t.worktree?.repo ? [t.worktree.branch ?? t.worktree.base!] : []));
+  const where = onFleet
+    ? { repo: { url: onFleet.worktree!.repo!, ref: fleetRefs.length === 1 ? fleetRefs[0]! : onFleet.worktree!.base!, push: false } }
+    : { directory, ...(branches.length ? { isolation: "worktree" as const, ...(branches.length === 1 ? { base: branches[0] } : {}) } : {}) };
   const ask = step.prompt ? fill(step.prompt, values) : "Review this change for correctness, tests and clarity.";
   const task = `${ask}\n\nThe change (step "${step.of}"):\n${diff}\n\n${VERDICT_FORMAT}`;
   const result = await startTask(host, {
     task,
     title: `${step.name}: review of ${step.of}`,
     permissions: "readonly",
-    directory,
-    ...(branches.length ? { isolation: "worktree" as const, ...(branches.length === 1 ? { base: branches[0] } : {}) } : {}),
+    ...where,
     ...(step.model ? { model: step.model } : {}),
     ...(step.agent ? { agent: step.agent } : {}),
     ...(step.timeout_s ? { timeoutMs: step.timeout_s * 1000 } : {}),
