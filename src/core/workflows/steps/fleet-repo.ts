@@ -6,8 +6,10 @@
 // branch into the run's repository under the same name, so the checks, the review's diff and the
 // delivery work on it here, where the run is walked, as they do on a local worktree's branch.
 import { randomBytes } from "node:crypto";
-import { rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
+import { hostname } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { isProcessAlive } from "../../../client/discovery/processes.js";
 import { UsageError } from "../../errors.js";
 import type { RepoOutcome } from "../../queue/outcome.js";
 import type { RepoSource } from "../../queue/spec.js";
@@ -56,17 +58,37 @@ export async function landedTurn(turn: RecordedTurn, repo: RepoOutcome | undefin
 /**
  * Runs `fn` in a detached checkout of `commit` of the run's repository, at the place the run
  * directory has in it, and removes the checkout afterwards. It lies in the repository's git dir
- * (`conductor-checks/`), never in the user's work tree; a walker killed meanwhile leaves it there
- * for `git worktree remove` (the next check's prune forgets it once the folder is gone).
+ * (`conductor-checks/`), never in the user's work tree. Its name carries this machine and process,
+ * so a check on the same machine removes what a killed walker left there first (a checkout of a
+ * live walker, or of one on another machine sharing the volume, is never touched).
  */
 export async function inCheckout<T>(directory: string, commit: string, fn: (dir: string) => Promise<T>): Promise<T> {
   const repo = await repoOf(directory);
-  const at = join(repo.commonDir, "conductor-checks", `${commit.slice(0, 12)}-${randomBytes(4).toString("hex")}`);
-  await git(repo.root, ["worktree", "prune"]);
+  const checks = join(repo.commonDir, "conductor-checks");
+  await removeLeftCheckouts(repo.root, checks);
+  const at = join(checks, `${checkoutOwner()}.${process.pid}.${commit.slice(0, 12)}-${randomBytes(4).toString("hex")}`);
   await git(repo.root, ["worktree", "add", "--quiet", "--detach", at, commit]);
   try {
     return await fn(repo.subdir ? join(at, repo.subdir) : at);
   } finally {
-    await git(repo.root, ["worktree", "remove", "--force", at]).catch(() => rm(at, { recursive: true, force: true }));
+    await removeCheckout(repo.root, at);
   }
+}
+
+/** This machine in a checkout's name: its host name with anything but `[A-Za-z0-9-]` dropped. */
+const checkoutOwner = () => hostname().replace(/[^A-Za-z0-9-]/g, "") || "host";
+
+/** The checkouts in `checks` whose walker was a process of this machine that is gone. */
+async function removeLeftCheckouts(root: string, checks: string): Promise<void> {
+  const names = await readdir(checks).catch(() => [] as string[]);
+  for (const name of names) {
+    const [host, pid] = name.split(".");
+    if (host !== checkoutOwner() || !pid || Number(pid) === process.pid || isProcessAlive(Number(pid))) continue;
+    await removeCheckout(root, join(checks, name));
+  }
+  await git(root, ["worktree", "prune"]);
+}
+
+async function removeCheckout(root: string, at: string): Promise<void> {
+  await git(root, ["worktree", "remove", "--force", at]).catch(() => rm(at, { recursive: true, force: true }));
 }
