@@ -4,14 +4,17 @@
 // its sign-off, and `opencode-conductor console` with the same queue. The console's HTTP API lists
 // the run and shows it as Redis holds it (timeline, cost per step, the sign-off that waits), its
 // answer walks the run on from the console (the last agent step is queued for the worker, too) to
-// its end, and with Redis down each read and the answer say so within a bound. Every agent turn is
-// compared with the session as the worker's opencode recorded it, re-read from that server.
+// its end, and with Redis down each read and the answer say so within a bound. Then the same in a
+// real headless Chromium: the Workflows view lists a second such run as kept in the fleet's Redis,
+// its page shows the timeline and the sign-off, and a click on Approve ends it. Every agent turn
+// is compared with the session as the worker's opencode recorded it, re-read from that server.
 import { join } from "node:path";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conductor } from "../../src/core/conductor.js";
 import { TaskQueue } from "../../src/core/queue/client.js";
 import type { WorkflowRun } from "../../src/core/workflows/run-record.js";
-import { startConsoleCli, type ConsoleProcess } from "../browser/support.js";
+import { launchBrowser, startConsoleCli, type ConsoleProcess } from "../browser/support.js";
 import { startMcp, type McpSession } from "../support/mcp-client.js";
 import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
 import { startScriptedModel, text, type ScriptedModel } from "../support/scripted-model.js";
@@ -48,6 +51,34 @@ let project: string;
 let mcp: McpSession | undefined;
 let consoleProc: ConsoleProcess;
 let cookie: string;
+let browser: Browser | undefined;
+
+/** The page's money format (ui.js), applied to what the run record holds. */
+const money = (n: number | undefined) => (typeof n === "number" ? `$${n.toFixed(4)}` : "–");
+const stepCost = (s: WorkflowRun["steps"][number]) => {
+  const costs = s.attempts.map((a) => a.cost).filter((c): c is number => typeof c === "number");
+  return costs.length ? costs.reduce((a, b) => a + b, 0) : undefined;
+};
+
+/** An MCP server of the fleet (its opencode, a state dir of its own, the queue) starts the run; it stops at its sign-off. */
+async function startBlocked(): Promise<string> {
+  mcp = await startMcp({
+    OPENCODE_URL: oc.url,
+    OPENCODE_PASSWORD: oc.password,
+    OPENCODE_CONDUCTOR_QUEUE: redis.url,
+    OPENCODE_CONDUCTOR_STATE_DIR: join(oc.root, "state-mcp"),
+    OPENCODE_CONDUCTOR_TOOLSETS: "workflows",
+  });
+  try {
+    const started = await mcp.call("oc_workflow", { action: "start", text: WORKFLOW, directory: project, timeout_s: 300 }, { timeoutMs: 330_000 });
+    expect(started.isError, started.text).toBe(false);
+    expect((started.data.run as { status: string }).status, started.text).toBe("blocked");
+    return (started.data.run as { id: string }).id;
+  } finally {
+    await mcp.close();
+    mcp = undefined;
+  }
+}
 
 const chats = (id: string) => model.requests.filter((r) => r.kind === "chat" && r.model === id).length;
 
@@ -74,6 +105,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await browser?.close();
   await mcp?.close();
   await consoleProc?.stop();
   await queue?.close();
@@ -131,19 +163,7 @@ describe("the console over workflow runs kept in the fleet's Redis", () => {
     model.for("writer").queue(text("Fixed the console bug (signed off in the console)."));
     const before = { fixer: chats("fixer"), writer: chats("writer") };
 
-    mcp = await startMcp({
-      OPENCODE_URL: oc.url,
-      OPENCODE_PASSWORD: oc.password,
-      OPENCODE_CONDUCTOR_QUEUE: redis.url,
-      OPENCODE_CONDUCTOR_STATE_DIR: join(oc.root, "state-mcp"),
-      OPENCODE_CONDUCTOR_TOOLSETS: "workflows",
-    });
-    const started = await mcp.call("oc_workflow", { action: "start", text: WORKFLOW, directory: project, timeout_s: 300 }, { timeoutMs: 330_000 });
-    expect(started.isError, started.text).toBe(false);
-    const id = (started.data.run as { id: string; status: string }).id;
-    expect((started.data.run as { status: string }).status, started.text).toBe("blocked");
-    await mcp.close();
-    mcp = undefined;
+    const id = await startBlocked();
 
     // Listed from Redis (the console's state dir holds no run), with its store said.
     const listed = await api<Listed>("/api/workflows");
@@ -225,5 +245,50 @@ describe("the console over workflow runs kept in the fleet's Redis", () => {
     await expect
       .poll(async () => (await api<Listed>("/api/workflows")).body.runs.find((r) => r.id === id)?.status, { timeout: 60_000, interval: 500 })
       .toBe("done");
+  }, 600_000);
+
+  it("in the browser: the Workflows view lists a run kept in Redis as such, shows its timeline and sign-off, and Approve ends it", async () => {
+    model.for("fixer").queue(text("Fixed the console bug again."));
+    model.for("writer").queue(text("Release note, approved in the page."));
+    const before = { fixer: chats("fixer"), writer: chats("writer") };
+    const id = await startBlocked();
+    const blocked = await inRedis(id);
+    expect(blocked.status).toBe("blocked");
+
+    browser = await launchBrowser();
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    await page.goto(consoleProc.url);
+    await page.goto(`${consoleProc.origin}/#/workflows`);
+    const row = page.locator(`[data-testid=workflow-row][data-run="${id}"]`);
+    await row.waitFor({ timeout: 30_000 });
+    expect(await row.getByTestId("workflow-store").textContent()).toBe("the fleet's Redis");
+    expect(await row.textContent()).toContain("blocked");
+    expect(await page.getByTestId("redis-error").count()).toBe(0);
+    await row.getByRole("link").click();
+
+    expect(await page.getByTestId("run-store").textContent()).toBe("the fleet's Redis");
+    const steps = page.getByTestId("workflow-step");
+    await expect.poll(() => steps.count(), { timeout: 30_000 }).toBe(blocked.steps.length);
+    for (const [i, s] of blocked.steps.entries()) {
+      const shown = steps.nth(i);
+      expect(await shown.getAttribute("data-step")).toBe(s.name);
+      expect(await shown.getAttribute("data-status")).toBe(s.status);
+      expect(await shown.getByTestId("step-cost").textContent()).toBe(money(stepCost(s)));
+      expect(await shown.getByTestId("attempt").count()).toBe(s.attempts.length);
+    }
+    expect(await page.getByTestId("turn-worker").first().textContent()).toBe("on worker wfConsole");
+    const signOff = page.getByTestId("sign-off");
+    expect(await signOff.getByTestId("sign-off-asked").textContent()).toBe("Ship the console fix?");
+
+    await signOff.getByRole("button", { name: "Approve" }).click();
+    await expect.poll(async () => (await inRedis(id)).status, { timeout: 240_000, interval: 500 }).toBe("done");
+    const done = await inRedis(id);
+    expect(done.steps[1]!.attempts[0]!.signOff).toMatchObject({ decision: "approve", by: "console" });
+    expect(await expectRecorded(done, { implement: "Fix the console bug", notes: "Write the release note for the console fix" })).toBe(2);
+    expect(chats("fixer") - before.fixer).toBe(1);
+    expect(chats("writer") - before.writer).toBe(1);
+    await expect.poll(() => page.getByTestId("run-status").textContent(), { timeout: 10_000 }).toBe("done");
+    expect(await page.getByTestId("signed-off").textContent()).toBe("approve by console");
+    expect(await page.getByTestId("sign-off").count()).toBe(0);
   }, 600_000);
 });
