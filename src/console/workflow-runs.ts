@@ -103,11 +103,21 @@ export async function answerSignOff(ctx: ApiContext, walkers: RunWalkers, res: S
     const walker = found.store === "redis" ? await fleetWalker(ctx, walkers, found.run) : localWalker(ctx, walkers, found.run);
     if (!walker) return ctx.json(res, 409, { error: "the console follows no opencode server of this run: its steps' sessions are not in the task records" });
     const api = workflowsApi(walker, { audit: ctx.auditPath ?? false });
-    const answer = api.answer(id, { approve: body.decision === "approve", by: "console", ...(comment ? { comment } : {}) });
-    answered =
+    // The api's refusal (no sign-off waits, answered already) is a 409 wherever the run is kept,
+    // not a Redis failure: it is taken out before the bound says what failed on Redis.
+    const answer = api.answer(id, { approve: body.decision === "approve", by: "console", ...(comment ? { comment } : {}) }).then(
+      (run) => ({ run }),
+      (error: unknown) => {
+        if (error instanceof UsageError) return { refused: error };
+        throw error;
+      },
+    );
+    const outcome =
       found.store === "redis"
         ? await onRedis(ctx, answer, "while recording the sign-off (it may yet be recorded once Redis answers: read the run again)")
         : await answer;
+    if ("refused" in outcome) return ctx.json(res, 409, { error: outcome.refused.message });
+    answered = outcome.run;
   } catch (error) {
     if (error instanceof RedisFailure) return ctx.json(res, 503, { error: error.message });
     if (error instanceof UsageError) return ctx.json(res, 409, { error: error.message });

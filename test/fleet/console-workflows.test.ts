@@ -223,6 +223,11 @@ describe("the console over workflow runs kept in the fleet's Redis", () => {
     expect(chats("writer") - before.writer).toBe(1);
     expect(chats("fixer") - before.fixer).toBe(1);
     expect((await api<Listed>("/api/workflows")).body.runs.find((r) => r.id === id)).toMatchObject({ status: "done", store: "redis" });
+    // A second answer: the api's refusal, said as such (not taken for a Redis failure), and the record unchanged.
+    const again = await api<{ error?: string }>(`/api/workflows/${id}/answer`, { method: "POST", body: { decision: "reject" } });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe(`Run ${id} waits for no sign-off (it is done).`);
+    expect(await inRedis(id)).toEqual(done.run);
 
     // Redis down: each read and the answer say so, bounded; the console stays up and reads again once Redis is back.
     await redis.down();
