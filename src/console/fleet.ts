@@ -3,12 +3,15 @@
 // slots, cancel from the page, and the permission requests and questions waiting in worker
 // sessions, which the workers publish in Redis (core/queue/approvals.ts). Those are answered like
 // any other, on the worker's opencode (its access is in the fleet's server table; the console
-// follows that server so its answer and its events reach the page). BullMQ and ioredis are loaded
-// only when a queue is configured.
+// follows that server so its answer and its events reach the page). The workflow runs the fleet's
+// MCP servers keep in its Redis are read through the same connection (workflow-runs.ts). BullMQ
+// and ioredis are loaded only when a queue is configured.
 import type { TaskQueue } from "../core/queue/client.js";
 import type { FleetRequest } from "../core/queue/approvals.js";
 import type { QueueSettings } from "../core/queue/settings.js";
 import type { Attempt } from "../core/queue/attempts.js";
+import type { ServerAccess } from "../core/queue/servers.js";
+import { RedisRunStore } from "../core/workflows/redis-run-store.js";
 import type { Servers } from "./servers.js";
 import type { Store } from "./store.js";
 
@@ -33,9 +36,10 @@ export class ConsoleFleet {
   private queue?: TaskQueue;
   private timer?: NodeJS.Timeout;
   private stopEvents?: () => void;
+  private runStore?: RedisRunStore;
 
   constructor(
-    private readonly settings: QueueSettings,
+    readonly settings: QueueSettings,
     private readonly store: Store,
     private readonly servers: Servers,
   ) {}
@@ -83,6 +87,17 @@ export class ConsoleFleet {
       }),
     );
     return { ...status, tasks };
+  }
+
+  /** The workflow runs kept in the fleet's Redis (where every MCP server with this queue keeps them). */
+  runs(): RedisRunStore {
+    return (this.runStore ??= new RedisRunStore(this.queue!));
+  }
+
+  /** How to reach an opencode server of the fleet (password included: never show it): `url`'s row, else any on record. */
+  async serverAccess(url?: string): Promise<ServerAccess | undefined> {
+    const named = url ? await this.queue!.server(url) : undefined;
+    return named ?? (await this.queue!.servers())[0];
   }
 
   /** Takes a queued task off the queue, or has its worker interrupt it; answers what the task ended with. */

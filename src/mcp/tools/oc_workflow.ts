@@ -11,6 +11,8 @@ import { lastAttempt, runCost, type WorkflowRun } from "../../core/workflows/run
 import { defineTool, type ToolContext } from "../tool-def.js";
 
 const WAITS = ["start", "resume", "answer", "retry"];
+const NO_DIRECTORY =
+  "Workflow files: not listed, no project directory: give `directory` (or start the MCP server with OPENCODE_CONDUCTOR_DIRECTORY) to list its .opencode/workflows/.";
 
 export const ocWorkflow = defineTool({
   name: "oc_workflow",
@@ -43,13 +45,18 @@ export const ocWorkflow = defineTool({
     const { workflowsApi } = await import("../../core/workflows/api.js");
     const api = workflowsApi(conductor, { audit: ctx.config.auditPath ?? false });
     if (args.action === "list") {
-      const [workflows, runs] = await Promise.all([api.list(args.directory), api.runs(20)]);
+      // The runs are the state dir's (or the fleet's Redis): they need no project. The workflow
+      // files do; without a directory the runs are listed and the answer says what the files need.
+      const directory = args.directory ?? conductor.engine.directory;
+      const [workflows, runs] = await Promise.all([directory ? api.list(directory) : [], api.runs(20)]);
       const lines = [
+        ...(directory ? [] : [NO_DIRECTORY]),
         ...workflows.map((w) =>
           w.workflow ? `${w.name}: ${w.workflow.steps.map((s) => `${s.name}(${s.kind})`).join(" → ")}` : `${w.name}: refused: ${w.error}`,
         ),
         ...runs.map(runLine),
       ];
+      if (!directory && runs.length === 0) lines.push("No runs.");
       return {
         text: lines.join("\n") || "No workflows in .opencode/workflows/ and no runs.",
         data: { workflows: workflows.map((w) => ({ name: w.name, path: w.path, ...(w.error ? { error: w.error } : {}) })), runs: runs.map(brief) },

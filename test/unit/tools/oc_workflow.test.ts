@@ -1,5 +1,6 @@
 // oc_workflow: its schema (in the workflows toolset, outside the default tools/list), the project's
-// workflows listed with a refused one's error, and malformed workflows, missing inputs and unknown
+// workflows listed with a refused one's error (and, without a project directory, the runs with
+// what the files need), and malformed workflows, missing inputs and unknown
 // runs refused before anything reaches opencode. Runs against the real opencode are in
 // test/e2e/mcp/workflows.test.ts and test/e2e/core/workflows.test.ts.
 import { mkdir, writeFile } from "node:fs/promises";
@@ -11,6 +12,8 @@ import { expectCleanError, useNoOpencode } from "../../support/tool-replay.js";
 import { listedTools } from "../../../src/mcp/listing/listed-tools.js";
 import { expectToolsnap, listedTool } from "../../support/toolsnaps.js";
 import { clientHints } from "../../../src/mcp/listing/compact-listing.js";
+import { connect } from "../../../src/client/index.js";
+import { REPLAY_URL } from "../../support/fake-opencode.js";
 
 const TOOL = "oc_workflow";
 let project: string;
@@ -61,5 +64,32 @@ describe(`${TOOL} refusals and listing (nothing reaches opencode)`, () => {
     const m = await none.mcp();
     expectCleanError(await m.call(TOOL, args), message);
     expect((await m.call(TOOL, { action: "list" })).data.runs).toEqual([]);
+  });
+});
+
+describe(`${TOOL} list without a project directory`, () => {
+  const none = useNoOpencode({ env: { OPENCODE_CONDUCTOR_TOOLSETS: "workflows" } });
+  // A sign-off alone: the run stops at it without a word to opencode (nothing is recorded to replay).
+  const SIGN_OFF = "name: sign only\nsteps:\n  - name: ok\n    kind: approval\n    message: 'Ship it?'\n";
+
+  it("lists the state dir's runs and says the workflow files need a directory, instead of refusing", async () => {
+    // An MCP server whose opencode connection names no project directory.
+    const m = await none.mcp({ client: connect({ url: REPLAY_URL }) });
+    expect(m.conductor.engine.directory).toBeUndefined();
+    const empty = await m.call(TOOL, { action: "list" });
+    expect(empty.isError, empty.text).toBe(false);
+    expect(empty.text).toContain("Workflow files: not listed, no project directory: give `directory`");
+    expect(empty.text).toContain("No runs.");
+    expect(empty.data).toMatchObject({ workflows: [], runs: [] });
+
+    const started = await m.call(TOOL, { action: "start", text: SIGN_OFF, directory: project, timeout_s: 30 });
+    expect(started.isError, started.text).toBe(false);
+    const run = started.data.run as { id: string; status: string };
+    expect(run.status).toBe("blocked");
+    const listed = await m.call(TOOL, { action: "list" });
+    expect(listed.isError, listed.text).toBe(false);
+    expect(listed.text).toContain("Workflow files: not listed, no project directory");
+    expect(listed.text).toContain(`${run.id} sign only: blocked, at ok`);
+    expect(listed.data.runs).toEqual([expect.objectContaining({ id: run.id, workflow: "sign only", status: "blocked", step: "ok" })]);
   });
 });

@@ -1,11 +1,13 @@
 // Workflow runs (docs/workflows.md): the list, and one run's steps as a timeline, each with its
 // status and attempts as the run record holds them, a review's verdict and comments, the cost per
 // step, and a sign-off that waits with its Approve / Reject buttons. Read again every two seconds
-// while the view is open (runs are files in the state dir, with no stream of their own).
+// while the view is open (runs are files in the state dir, or keys in the fleet's Redis when the
+// console has a queue, with no stream of their own); each run says which store keeps it.
 import { useEffect, useState } from "/vendor/hooks.mjs";
 import { html, money, post, StatusBadge, time } from "../ui.js";
 
 const EVERY_MS = 2_000;
+const STORES = { redis: "the fleet's Redis", state_dir: "the state dir" };
 
 function usePolled(path) {
   const [data, setData] = useState(undefined);
@@ -34,11 +36,13 @@ export function WorkflowsPage({ id }) {
 function RunList() {
   const [data, error] = usePolled("/api/workflows");
   const runs = data?.runs ?? [];
+  const stores = (data?.stores ?? ["state_dir"]).map((s) => STORES[s] ?? s).join(" and ");
   return html`<h1>Workflow runs</h1>
     ${error ? html`<p class="banner" role="alert">${error}</p>` : ""}
+    ${data?.redis_error ? html`<p class="banner" role="alert" data-testid="redis-error">${data.redis_error}</p>` : ""}
     ${
       runs.length === 0
-        ? html`<p class="muted">No workflow run in the state dir (oc_workflow start, or run-workflow).</p>`
+        ? html`<p class="muted">No workflow run in ${stores} (oc_workflow start, or run-workflow).</p>`
         : html`<div class="scroll">
             <table>
               <thead>
@@ -49,6 +53,7 @@ function RunList() {
                   <th>At step</th>
                   <th class="num">Cost</th>
                   <th>Started</th>
+                  <th>Kept in</th>
                 </tr>
               </thead>
               <tbody>
@@ -61,6 +66,7 @@ function RunList() {
                       <td>${r.step ?? "–"}</td>
                       <td class="num">${money(r.cost)}</td>
                       <td>${time(Date.parse(r.created_at))}</td>
+                      <td data-testid="workflow-store">${STORES[r.store] ?? r.store}</td>
                     </tr>`,
                 )}
               </tbody>
@@ -98,7 +104,12 @@ function Attempt({ a }) {
   return html`<li data-testid="attempt">
     attempt ${a.n}: <${StatusBadge} status=${a.status} /> ${time(Date.parse(a.startedAt))}${a.endedAt ? ` → ${time(Date.parse(a.endedAt))}` : ""}
     ${typeof a.cost === "number" ? html` · <span data-testid="attempt-cost">${money(a.cost)}</span>` : ""}
-    ${(a.turns ?? []).map((t) => html` · session <a href=${`#/task/${t.sessionId}`}>${t.sessionId}</a> <${StatusBadge} status=${t.status} />`)}
+    ${(a.turns ?? []).map(
+      (t) =>
+        html` · session <a href=${`#/task/${t.sessionId}`}>${t.sessionId}</a> <${StatusBadge} status=${t.status} />${
+            t.queued ? html` <span class="small" data-testid="turn-worker">on worker ${t.queued.worker ?? "?"}</span>` : ""
+          }`,
+    )}
     ${a.feedback ? html`<div class="small">sent back with: ${a.feedback}</div>` : ""}
     ${
       a.verdict
@@ -129,7 +140,8 @@ function RunPage({ id }) {
   return html`<h1>${run.workflow.name} <small>${run.id}</small></h1>
     <p>
       <span data-testid="run-status"><${StatusBadge} status=${run.status} /></span> · cost
-      <span data-testid="run-cost">${money(data.cost)}</span>${run.end?.reason ? ` · ${run.end.reason}` : ""}
+      <span data-testid="run-cost">${money(data.cost)}</span>${run.end?.reason ? ` · ${run.end.reason}` : ""} · kept in
+      <span data-testid="run-store">${STORES[data.store] ?? data.store}</span>
     </p>
     <ol class="steps" data-testid="workflow-timeline">
       ${run.steps.map((s, i) => {
