@@ -238,4 +238,33 @@ describe("a detached workflow run: the walk is a job", () => {
     expect(ended.steps.slice(1).map((s) => s.status)).toEqual(["pending", "pending", "pending", "pending"]);
     expect(chats("fixer") - before).toBe(1);
   }, 300_000);
+
+  it("takes a walk job no worker has taken off the queue on cancel (the run ends cancelled); a resume while it waits queues no second walk; refused without a queue", async () => {
+    // A fleet of its own (another key prefix) with no worker: the walk job stays where BullMQ put it.
+    const settings = { url: redis.url, prefix: "nowalkers" };
+    const lonely = new Conductor({ url: servers[1]!.url, password: servers[1]!.password, queue: settings });
+    const jobs = new TaskQueue(settings);
+    try {
+      const run = await lonely.workflows.start({ text: WORKFLOW, inputs: { bug: "d" }, directory: project, detach: true });
+      expect(run.detached).toEqual({ walks: 1 });
+      expect(await jobs.queue("walks").getJobState(`${run.id}.walk-1`)).toBe("waiting");
+      expect((await lonely.workflows.resume(run.id)).detached).toEqual({ walks: 1 });
+      const cancelled = await lonely.workflows.cancel(run.id);
+      expect(cancelled.status).toBe("cancelled");
+      expect(cancelled.end).toMatchObject({ status: "cancelled", reason: "cancelled on request" });
+      expect(await jobs.queue("walks").getJobState(`${run.id}.walk-1`)).toBe("unknown");
+      expect(cancelled.steps.map((s) => s.attempts.length)).toEqual([0, 0, 0, 0, 0]);
+    } finally {
+      lonely.close();
+      await jobs.close();
+    }
+    const local = new Conductor({ url: servers[1]!.url, password: servers[1]!.password, queue: false });
+    try {
+      await expect(local.workflows.start({ text: WORKFLOW, inputs: { bug: "e" }, directory: project, detach: true })).rejects.toThrow(
+        "`detach` walks the run on the fleet's queue",
+      );
+    } finally {
+      local.close();
+    }
+  }, 120_000);
 });
