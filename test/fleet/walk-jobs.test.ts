@@ -267,4 +267,51 @@ describe("a detached workflow run: the walk is a job", () => {
       local.close();
     }
   }, 120_000);
+
+  it("walks a run in a pod of its own (worker --concurrency 0 --walks 1 --max-jobs 1, as deploy/k8s/scaledjob/run-scaledjob.yaml): the pod takes no task, exits 0 when the walk stops at the sign-off, and the answer's walk is the next pod's", async () => {
+    // A fleet of its own: a task worker that takes no walk (as task-scaledjob.yaml) and run pods.
+    const prefix = "pods";
+    const settings = { url: redis.url, prefix };
+    const tasks = await startWorker({ id: "taskPod", queueUrl: redis.url, opencode: servers[0]!, concurrency: 1, walks: 0, roots: [project], prefix });
+    workers.push(tasks);
+    const pod = (id: string) => startWorker({ id, queueUrl: redis.url, opencode: servers[1]!, concurrency: 0, walks: 1, maxJobs: 1, prefix });
+    const lib = new Conductor({ url: servers[1]!.url, password: servers[1]!.password, queue: settings });
+    model.for("fixer").queue(text("Fixed in a pod."));
+    model.for("reviewer").queue(text(`Fine.\n${approve}`));
+    model.for("writer").queue(text("Noted in a pod."));
+    const before = { fixer: chats("fixer"), reviewer: chats("reviewer"), writer: chats("writer") };
+    try {
+      const first = await pod("runPod1");
+      workers.push(first);
+      const run = await lib.workflows.start({ text: WORKFLOW, inputs: { bug: "pods" }, directory: project, detach: true });
+      // The walk stops at the sign-off: the pod's one job has ended, and it exits by itself.
+      expect(await first.exited).toBe(0);
+      expect(first.output()).toContain(`walked ${run.id}: blocked`);
+      expect(first.output()).toContain("1 job ended (--max-jobs): stopping");
+      const blocked = await lib.workflows.get(run.id);
+      expect(blocked.status).toBe("blocked");
+      expect(blocked.owner.pid).toBe(first.pid);
+      // The pod walked, the task worker ran the steps (a pod per run takes no task).
+      for (const i of [0, 2]) expect(blocked.steps[i]!.attempts[0]!.turns!.map((t) => t.queued?.worker)).toEqual(["taskPod"]);
+      expect(await expectRecorded(blocked, { implement: "Fix: pods" })).toBe(2);
+
+      await lib.workflows.answer(run.id, { approve: true, by: "test" });
+      const second = await pod("runPod2");
+      workers.push(second);
+      expect(await second.exited).toBe(0);
+      const done = await lib.workflows.get(run.id);
+      expect(done.status).toBe("done");
+      expect(done.owner.pid).toBe(second.pid);
+      expect(done.detached).toEqual({ walks: 2 });
+      expect(done.steps[4]!.attempts[0]!.turns!.map((t) => [t.queued?.worker, t.status, t.answer])).toEqual([["taskPod", "done", "Noted in a pod."]]);
+      expect({ fixer: chats("fixer") - before.fixer, reviewer: chats("reviewer") - before.reviewer, writer: chats("writer") - before.writer }).toEqual({
+        fixer: 1,
+        reviewer: 1,
+        writer: 1,
+      });
+      expect(await expectRecorded(done, { implement: "Fix: pods", notes: "Write the release note for: pods" })).toBe(3);
+    } finally {
+      lib.close();
+    }
+  }, 300_000);
 });
