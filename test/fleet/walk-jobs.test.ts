@@ -249,6 +249,10 @@ describe("a detached workflow run: the walk is a job", () => {
       expect(run.detached).toEqual({ walks: 1 });
       expect(await jobs.queue("walks").getJobState(`${run.id}.walk-1`)).toBe("waiting");
       expect((await lonely.workflows.resume(run.id)).detached).toEqual({ walks: 1 });
+      // oc_status and `queue ls` count it apart from the tasks.
+      const status = await jobs.status();
+      expect(status.walks).toMatchObject({ waiting: 1, active: 0 });
+      expect(status.counts.waiting).toBe(0);
       const cancelled = await lonely.workflows.cancel(run.id);
       expect(cancelled.status).toBe("cancelled");
       expect(cancelled.end).toMatchObject({ status: "cancelled", reason: "cancelled on request" });

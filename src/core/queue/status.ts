@@ -20,6 +20,8 @@ export interface QueueStatus {
   prefix: string;
   counts: QueueCounts;
   queues: Record<string, QueueCounts>;
+  /** Walk jobs (detached workflow runs, queue `walks`): apart from the tasks' counts. */
+  walks: QueueCounts;
   workers: WorkerAdvert[];
   limits: Record<string, number>;
   /** Running tasks per provider that has a limit (leased slots, slots.ts), with the limit. */
@@ -40,15 +42,18 @@ export async function queueStatus(conn: QueueConnection): Promise<QueueStatus> {
   const names = await conn.queueNames();
   const queues: Record<string, QueueCounts> = {};
   const counts: QueueCounts = { waiting: 0, active: 0, completed: 0, failed: 0, delayed: 0 };
-  for (const name of names) {
+  const countsOf = async (name: string): Promise<QueueCounts> => {
     const c = await conn.queue(name).getJobCounts("waiting", "active", "completed", "failed", "delayed", "prioritized");
-    const row = {
+    return {
       waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
       active: c.active ?? 0,
       completed: c.completed ?? 0,
       failed: c.failed ?? 0,
       delayed: c.delayed ?? 0,
     };
+  };
+  for (const name of names) {
+    const row = await countsOf(name);
     queues[name] = row;
     for (const k of Object.keys(counts) as Array<keyof QueueCounts>) counts[k] += row[k];
   }
@@ -60,6 +65,7 @@ export async function queueStatus(conn: QueueConnection): Promise<QueueStatus> {
     prefix: conn.settings.prefix,
     counts,
     queues,
+    walks: await countsOf(WALK_QUEUE),
     workers: await readWorkers(conn.redis, conn.keys),
     limits,
     slots: Object.fromEntries(running),
