@@ -84,6 +84,9 @@ export async function queueCommand(argv: string[]): Promise<number> {
       out(
         `queue ${status.url} (prefix ${status.prefix}): ${c.waiting} waiting, ${c.active} active, ${c.delayed} delayed, ${c.completed} completed, ${c.failed} failed`,
       );
+      const w = status.walks;
+      if (w.waiting + w.active + w.delayed + w.completed + w.failed > 0)
+        out(`walks (detached workflow runs): ${w.waiting} waiting, ${w.active} active, ${w.delayed} delayed, ${w.completed} completed, ${w.failed} failed`);
       out(`workers: ${status.workers.length ? "" : "none"}`);
       for (const w of status.workers)
         out(`  ${w.id} on ${w.host}: ${w.running}/${w.concurrency} running, roots ${w.roots.join(", ") || "(none)"}, heartbeat ${w.heartbeat}`);

@@ -1,5 +1,6 @@
 // `opencode-conductor worker`: one worker of the fleet. It runs queued tasks against its own
-// opencode (OPENCODE_URL, else an `opencode serve` it starts in its workspace and stops on exit).
+// opencode (OPENCODE_URL, else an `opencode serve` it starts in its workspace and stops on exit),
+// and walks detached workflow runs (walk jobs) beside them, with a concurrency of their own.
 import { mkdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -11,29 +12,31 @@ import { FleetWorker } from "./core/queue/worker.js";
 import { redacted } from "./core/queue/settings.js";
 import { keepRunningOnClosedPipe } from "./closed-pipe.js";
 
-export const WORKER_HELP = `Usage: opencode-conductor worker [--queue redis://HOST:PORT] [--concurrency N] [--workspace DIR]
+export const WORKER_HELP = `Usage: opencode-conductor worker [--queue redis://HOST:PORT] [--concurrency N] [--walks N] [--workspace DIR]
          [--root DIR]... [--limit PROVIDER=N]... [--lock-s N] [--reattach-s N] [--id NAME] [--max-jobs N]
 
   --queue URL        the fleet's Redis (default: OPENCODE_CONDUCTOR_QUEUE)
-  --concurrency N    tasks at once on this worker (default 4)
+  --concurrency N    tasks at once on this worker (default 4; 0: none, walks only)
+  --walks N          workflow walks at once (detached runs, docs/workflows.md; default 2; 0: none),
+                     apart from the tasks: a walk waits while the fleet runs its steps
   --workspace DIR    repo caches and task worktrees (default ./conductor-workspace)
   --root DIR         serve \`directory\` tasks under DIR (repeatable; this machine must see DIR)
   --limit P=N        fleet-wide: at most N running tasks of provider P at once (repeatable)
-  --lock-s N         BullMQ job lock: a dead worker's task moves on after about N s (default 30)
+  --lock-s N         BullMQ job lock: a dead worker's task or walk moves on after about N s (default 30)
   --reattach-s N     how long an earlier attempt's opencode may not answer before its task is run
                      again instead of re-attached (default 30)
   --id NAME          worker name in oc_status (default HOST-PID-xxxx)
-  --max-jobs N       take at most N tasks, then exit 0 once they have ended (a pod per task:
-                     deploy/k8s/scaledjob/; default: run until stopped)
+  --max-jobs N       take at most N jobs (tasks and walks), then exit 0 once they have ended (a pod
+                     per task or per run: deploy/k8s/scaledjob/; default: run until stopped)
 
 opencode: OPENCODE_URL (+ OPENCODE_PASSWORD), else \`opencode serve\` is started in the workspace.
 Its URL and password go into the fleet's Redis, so other workers and MCP servers can reach the
 sessions it runs (re-attach, oc_send, oc_session, approvals): give a URL they can reach.`;
 
-function positive(name: string, raw: string | undefined, fallback: number): number {
+function positive(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new Error(`${name} must be an integer from 1 to 1000 (got "${raw.slice(0, 40)}")`);
+  if (!Number.isInteger(n) || n < min || n > 1000) throw new Error(`${name} must be an integer from ${min} to 1000 (got "${raw.slice(0, 40)}")`);
   return n;
 }
 
@@ -55,6 +58,7 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
       options: {
         queue: { type: "string" },
         concurrency: { type: "string" },
+        walks: { type: "string" },
         workspace: { type: "string" },
         root: { type: "string", multiple: true },
         limit: { type: "string", multiple: true },
@@ -76,9 +80,11 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
     process.stderr.write(`opencode-conductor worker: no queue: give --queue redis://HOST:PORT or set OPENCODE_CONDUCTOR_QUEUE.\n`);
     return 2;
   }
-  let concurrency: number, lockS: number, reattachS: number, limitMap: Record<string, number>, maxJobs: number | undefined;
+  let concurrency: number, walks: number, lockS: number, reattachS: number, limitMap: Record<string, number>, maxJobs: number | undefined;
   try {
-    concurrency = positive("--concurrency", values.concurrency, 4);
+    concurrency = positive("--concurrency", values.concurrency, 4, 0);
+    walks = positive("--walks", values.walks, 2, 0);
+    if (concurrency === 0 && walks === 0) throw new Error("--concurrency 0 and --walks 0 would take nothing");
     lockS = positive("--lock-s", values["lock-s"], 30);
     reattachS = positive("--reattach-s", values["reattach-s"], 30);
     limitMap = limits(values.limit);
@@ -130,6 +136,8 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
     workspace,
     roots: values.root,
     concurrency,
+    walks,
+    auditPath: config.auditPath,
     limits: limitMap,
     lockMs: lockS * 1000,
     reattachMs: reattachS * 1000,
@@ -159,7 +167,7 @@ export async function workerCommand(argv: string[], config: Config): Promise<num
   };
   if (maxJobs !== undefined)
     void worker.drained.then(() => {
-      process.stderr.write(`worker: ${maxJobs} task${maxJobs === 1 ? "" : "s"} ended (--max-jobs): stopping\n`);
+      process.stderr.write(`worker: ${maxJobs} job${maxJobs === 1 ? "" : "s"} ended (--max-jobs): stopping\n`);
       return stop(false);
     });
   process.on("SIGTERM", () => void stop(stopping));

@@ -2,20 +2,24 @@
 // opencode and state dir the MCP server uses. It walks the run until it ends or stops at a
 // sign-off; a sign-off is never given by itself: the command says BLOCKED, exits 3, and the run
 // waits in the state dir for `--answer RUN --approve` (or oc_workflow answer, or the library).
+// With `--detach` (a queue configured) the run is put on the fleet's queue as a walk job and the
+// command ends at once: a worker walks it, and every later answer or resume queues its walk again.
 import { parseArgs } from "node:util";
 import type { Config } from "./config.js";
 import { UsageError } from "./core/errors.js";
 import { workflowsApi } from "./core/workflows/api.js";
 import { lastAttempt, runCost, type WorkflowRun } from "./core/workflows/run-record.js";
 
-export const RUN_WORKFLOW_HELP = `Usage: opencode-conductor run-workflow FILE|NAME [--input KEY=VALUE]... [--directory DIR] [--json]
+export const RUN_WORKFLOW_HELP = `Usage: opencode-conductor run-workflow FILE|NAME [--input KEY=VALUE]... [--directory DIR] [--detach] [--json]
        opencode-conductor run-workflow --resume RUN | --retry RUN | --cancel RUN | --status RUN [--json]
        opencode-conductor run-workflow --answer RUN --approve|--reject [--comment TEXT] [--json]
 
 Runs a workflow (docs/workflows.md) until it ends or stops at a sign-off. Exit codes: 0 done,
 1 failed or cancelled, 2 bad input (the workflow file, an input), 3 blocked: waiting for a sign-off
 or a permission (the run waits in the state dir; answer it, then --resume).
-NAME is a file of DIR/.opencode/workflows; --input takes a list as a,b,c for \`each\` steps.`;
+NAME is a file of DIR/.opencode/workflows; --input takes a list as a,b,c for \`each\` steps.
+--detach (needs OPENCODE_CONDUCTOR_QUEUE): the run is walked by a worker of the fleet (worker
+--walks N), not by this command, which exits 0 once the run is queued; follow it with --status.`;
 
 export async function runWorkflowCommand(argv: string[], config: Config): Promise<number> {
   let parsed;
@@ -27,6 +31,7 @@ export async function runWorkflowCommand(argv: string[], config: Config): Promis
         input: { type: "string", multiple: true },
         directory: { type: "string" },
         json: { type: "boolean" },
+        detach: { type: "boolean" },
         resume: { type: "string" },
         retry: { type: "string" },
         cancel: { type: "string" },
@@ -61,10 +66,10 @@ export async function runWorkflowCommand(argv: string[], config: Config): Promis
     } else {
       const [file, ...extra] = parsed.positionals;
       if (!file || extra.length) throw new UsageError(`Give one workflow FILE or NAME.\n\n${RUN_WORKFLOW_HELP}`);
-      run = await api.start({ workflow: file, inputs: inputsOf(o.input ?? []), directory: o.directory });
-      process.stderr.write(`run ${run.id}: ${run.workflow.name}\n`);
+      run = await api.start({ workflow: file, inputs: inputsOf(o.input ?? []), directory: o.directory, detach: o.detach === true });
+      process.stderr.write(`run ${run.id}: ${run.workflow.name}${o.detach ? " (queued: a worker walks it)" : ""}\n`);
     }
-    if (!o.status && !o.cancel) run = await api.wait(run.id);
+    if (!o.status && !o.cancel && !o.detach) run = await api.wait(run.id);
     process.stdout.write(o.json ? `${JSON.stringify(run, null, 2)}\n` : `${summary(run)}\n`);
     return run.status === "done" ? 0 : run.status === "blocked" ? 3 : run.status === "running" ? 0 : 1;
   } catch (error) {

@@ -1,6 +1,6 @@
 // deploy/k8s validated against the Kubernetes and KEDA schemas (kubernetes-models): every document
 // must be a known kind that passes its schema, and the Deployment's numbers must match docs/scaling.md.
-// The ScaledJob variant (deploy/k8s/scaledjob/: a pod per task) is checked the same way.
+// The ScaledJob variants (deploy/k8s/scaledjob/: a pod per task, a pod per workflow run) are checked the same way.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Secret, Service } from "kubernetes-models/v1";
@@ -121,15 +121,19 @@ describe("deploy/k8s", () => {
       };
     };
     const variant = () => documents(join(DIR, "scaledjob"));
+    const named = (name: string) => variant().find((d) => d.doc.metadata.name === name)!.doc as Job;
 
-    it("is one valid KEDA ScaledJob", () => {
+    it("holds two valid KEDA ScaledJobs: a pod per task and a pod per workflow run", () => {
       const docs = variant();
-      expect(docs.map((d) => d.doc.kind)).toEqual(["ScaledJob"]);
+      expect(docs.map((d) => [d.file, d.doc.kind, d.doc.metadata.name])).toEqual([
+        ["run-scaledjob.yaml", "ScaledJob", "opencode-conductor-run"],
+        ["task-scaledjob.yaml", "ScaledJob", "opencode-conductor-task"],
+      ]);
       for (const { file, doc } of docs) expect(() => validate(doc), `${file}: ${doc.kind}`).not.toThrow();
     });
 
     it("the validation is real: a copy without its job, or without triggers, or with a nameless container, is refused", () => {
-      const job = variant()[0]!.doc as Job;
+      const job = named("opencode-conductor-task");
       const noJob = structuredClone(job) as Doc & { spec: Record<string, unknown> };
       delete noJob.spec.jobTargetRef;
       expect(() => validate(noJob)).toThrow();
@@ -141,14 +145,16 @@ describe("deploy/k8s", () => {
       expect(() => validate(nameless)).toThrow();
     });
 
-    it("runs one task per pod (--max-jobs 1 --concurrency 1, never restarted by Kubernetes), one Job per waiting task of the same backlog, and wires the Secret", () => {
-      const job = variant()[0]!.doc as Job;
+    it("runs one task per pod (--max-jobs 1 --concurrency 1 --walks 0, never restarted by Kubernetes), one Job per waiting task of the same backlog, and wires the Secret", () => {
+      const job = named("opencode-conductor-task");
       const scaled = documents().find((d) => d.doc.kind === "ScaledObject")!.doc as Job;
       const secret = documents().find((d) => d.doc.kind === "Secret")!.doc;
       const pod = job.spec.jobTargetRef.template.spec;
       const args = pod.containers[0]!.args;
       expect(args[args.indexOf("--max-jobs") + 1]).toBe("1");
       expect(args[args.indexOf("--concurrency") + 1]).toBe("1");
+      // A task pod takes no walk job: a walk would outlive its one task (run-scaledjob.yaml has a pod per run).
+      expect(args[args.indexOf("--walks") + 1]).toBe("0");
       expect(pod.restartPolicy).toBe("Never");
       expect(job.spec.jobTargetRef.backoffLimit).toBe(0);
       expect(pod.containers[0]!.envFrom[0]!.secretRef.name).toBe(secret.metadata.name);
@@ -158,6 +164,28 @@ describe("deploy/k8s", () => {
         ["metrics-api", waiting.metadata.url, "waiting", "1"],
       ]);
       expect(job.spec.scalingStrategy.strategy).toBe("accurate");
+    });
+
+    it("walks one run per pod (--max-jobs 1 --walks 1 --concurrency 0: no task of its own, never restarted by Kubernetes), one Job per waiting walk job of the same backlog, and wires the Secret", () => {
+      const job = named("opencode-conductor-run");
+      const task = named("opencode-conductor-task");
+      const secret = documents().find((d) => d.doc.kind === "Secret")!.doc;
+      const pod = job.spec.jobTargetRef.template.spec;
+      const args = pod.containers[0]!.args;
+      expect(args[args.indexOf("--max-jobs") + 1]).toBe("1");
+      expect(args[args.indexOf("--walks") + 1]).toBe("1");
+      expect(args[args.indexOf("--concurrency") + 1]).toBe("0");
+      expect(pod.restartPolicy).toBe("Never");
+      expect(job.spec.jobTargetRef.backoffLimit).toBe(0);
+      expect(pod.containers[0]!.envFrom[0]!.secretRef.name).toBe(secret.metadata.name);
+      // The walk jobs no pod has taken (counted apart from the tasks in the backlog's answer), one Job each.
+      expect(job.spec.triggers.map((t) => [t.type, t.metadata.url, t.metadata.valueLocation, t.metadata.targetValue])).toEqual([
+        ["metrics-api", task.spec.triggers[0]!.metadata.url, "walks.waiting", "1"],
+      ]);
+      expect(job.spec.scalingStrategy.strategy).toBe("accurate");
+      const broken = structuredClone(job);
+      delete broken.spec.jobTargetRef.template.spec.containers[0]!.name;
+      expect(() => validate(broken)).toThrow();
     });
   });
 });

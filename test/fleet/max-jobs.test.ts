@@ -41,7 +41,7 @@ describe("worker --max-jobs 1 (a pod per task)", () => {
     const first = await startWorker({ id: "pod1", queueUrl: redis.url, opencode: server, concurrency: 1, maxJobs: 1 });
     workers.push(first);
     expect(await first.exited).toBe(0);
-    expect(first.output()).toContain("1 task ended (--max-jobs): stopping");
+    expect(first.output()).toContain("1 job ended (--max-jobs): stopping");
     const afterFirst = await Promise.all(ids.map((id) => queue.read(id)));
     expect(afterFirst.map((r) => r.task.state).sort()).toEqual(["finished", "queued"]);
     expect(afterFirst.find((r) => r.task.state === "finished")!.task.worker).toBe("pod1");

@@ -163,13 +163,15 @@ describe("the fleet keeps finished work and re-attaches instead of re-prompting"
     servers.pop();
   }, 300_000);
 
-  it("counts every job waiting for a worker for KEDA (wait, prioritized, delayed), as the keys hold them", async () => {
+  it("counts every job waiting for a worker for KEDA (wait, prioritized, delayed), as the keys hold them, and walk jobs apart", async () => {
     // No worker runs now: jobs stay where BullMQ put them.
     const tasks = queue.queue("tasks");
     const jobs = [
       await tasks.add("task", { task: "backlog waiting" }, { jobId: "backlog-wait" }),
       await tasks.add("task", { task: "backlog prioritized" }, { jobId: "backlog-prio", priority: 5 }),
       await tasks.add("task", { task: "backlog delayed" }, { jobId: "backlog-delayed", delay: 600_000 }),
+      // A detached workflow run's walk job (its own queue): what run-scaledjob.yaml scales on, never the task workers.
+      await queue.queue("walks").add("walk", { runId: "wfr_backlog" } as never, { jobId: "wfr_backlog.walk-1" }),
     ];
     try {
       expect(await queue.redis.llen("occ:tasks:wait")).toBe(1);
@@ -179,9 +181,11 @@ describe("the fleet keeps finished work and re-attaches instead of re-prompting"
       const once = JSON.parse(execFileSync(process.execPath, [cli, "queue", "metrics", "--queue", redis.url], { encoding: "utf8" })) as {
         waiting: number;
         queues: Record<string, number>;
+        walks: { waiting: number; active: number };
       };
       expect(once.waiting).toBe(3);
       expect(once.queues.tasks).toBe(3);
+      expect(once.walks).toEqual({ waiting: 1, active: 0 });
       // Served for KEDA's metrics-api trigger.
       const server = spawn(process.execPath, [cli, "queue", "metrics", "--queue", redis.url, "--listen", "127.0.0.1:0"], {
         stdio: ["ignore", "ignore", "pipe"],
@@ -196,8 +200,9 @@ describe("the fleet keeps finished work and re-attaches instead of re-prompting"
           });
           server.once("exit", (code) => reject(new Error(`queue metrics exited (${code}): ${err}`)));
         });
-        const served = (await (await fetch(url)).json()) as { waiting: number };
+        const served = (await (await fetch(url)).json()) as { waiting: number; walks: { waiting: number } };
         expect(served.waiting).toBe(3);
+        expect(served.walks.waiting).toBe(1);
       } finally {
         server.kill("SIGTERM");
       }

@@ -13,6 +13,8 @@ export interface WorkerAdvert {
   pid: number;
   roots: string[];
   concurrency: number;
+  /** Workflow walks at once (walk jobs). */
+  walks?: number;
   running: number;
   /** The worker's opencode (URL only, never its password). */
   opencode: string;

@@ -1,4 +1,5 @@
-// Names in Redis: BullMQ queues (one for tasks any worker may run, one per served directory root)
+// Names in Redis: BullMQ queues (one for tasks any worker may run, one per served directory root,
+// one for workflow walks)
 // and the fleet's own keys (attempts, outcomes, batches, cancellations, worker adverts, provider
 // slots, the workers' opencode servers, approvals waiting in worker sessions, batch budgets).
 import { createHash, randomUUID } from "node:crypto";
@@ -6,6 +7,13 @@ import { quoted, UsageError } from "../errors.js";
 
 /** Tasks that need no particular machine: `repo` tasks and tasks without a directory. */
 export const ANY_QUEUE = "tasks";
+
+/**
+ * Walk jobs: a workflow run walked by a worker (docs/workflows.md). A queue of their own, taken
+ * by a BullMQ worker of their own with its own concurrency (`worker --walks N`), so a walk never
+ * holds a task slot: a worker walking a run can never wait on a task only it could take.
+ */
+export const WALK_QUEUE = "walks";
 
 /** The queue of tasks in one directory root (a hash: queue names must not hold `:` or `/`). */
 export function rootQueue(root: string): string {

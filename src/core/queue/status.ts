@@ -3,6 +3,7 @@
 // Split from client.ts.
 import type { QueueConnection, TaskJob } from "./redis-connection.js";
 import { readWorkers, type WorkerAdvert } from "./adverts.js";
+import { WALK_QUEUE } from "./names.js";
 import { redacted } from "./settings.js";
 import { ProviderSlots } from "./slots.js";
 
@@ -19,6 +20,8 @@ export interface QueueStatus {
   prefix: string;
   counts: QueueCounts;
   queues: Record<string, QueueCounts>;
+  /** Walk jobs (detached workflow runs, queue `walks`): apart from the tasks' counts. */
+  walks: QueueCounts;
   workers: WorkerAdvert[];
   limits: Record<string, number>;
   /** Running tasks per provider that has a limit (leased slots, slots.ts), with the limit. */
@@ -39,15 +42,18 @@ export async function queueStatus(conn: QueueConnection): Promise<QueueStatus> {
   const names = await conn.queueNames();
   const queues: Record<string, QueueCounts> = {};
   const counts: QueueCounts = { waiting: 0, active: 0, completed: 0, failed: 0, delayed: 0 };
-  for (const name of names) {
+  const countsOf = async (name: string): Promise<QueueCounts> => {
     const c = await conn.queue(name).getJobCounts("waiting", "active", "completed", "failed", "delayed", "prioritized");
-    const row = {
+    return {
       waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
       active: c.active ?? 0,
       completed: c.completed ?? 0,
       failed: c.failed ?? 0,
       delayed: c.delayed ?? 0,
     };
+  };
+  for (const name of names) {
+    const row = await countsOf(name);
     queues[name] = row;
     for (const k of Object.keys(counts) as Array<keyof QueueCounts>) counts[k] += row[k];
   }
@@ -59,6 +65,7 @@ export async function queueStatus(conn: QueueConnection): Promise<QueueStatus> {
     prefix: conn.settings.prefix,
     counts,
     queues,
+    walks: await countsOf(WALK_QUEUE),
     workers: await readWorkers(conn.redis, conn.keys),
     limits,
     slots: Object.fromEntries(running),
@@ -68,9 +75,13 @@ export async function queueStatus(conn: QueueConnection): Promise<QueueStatus> {
 /**
  * Every job waiting for a worker on every queue of the fleet, whatever BullMQ list holds it: `wait`
  * (a list), `prioritized` and `delayed` (sorted sets: a task back from its provider's limit waits
- * there). What the KEDA trigger scales on (`queue metrics`, deploy/k8s/scaledobject.yaml).
+ * there). What the KEDA trigger scales on (`queue metrics`, deploy/k8s/scaledobject.yaml). Walk
+ * jobs (detached workflow runs) are counted apart, in `walks`: they take no task slot, so the task
+ * workers are not scaled on them; deploy/k8s/scaledjob/run-scaledjob.yaml scales a pod per run on them.
  */
-export async function backlog(conn: QueueConnection): Promise<{ waiting: number; active: number; queues: Record<string, number> }> {
+export async function backlog(
+  conn: QueueConnection,
+): Promise<{ waiting: number; active: number; queues: Record<string, number>; walks: { waiting: number; active: number } }> {
   await conn.reachable();
   const queues: Record<string, number> = {};
   let waiting = 0;
@@ -81,7 +92,9 @@ export async function backlog(conn: QueueConnection): Promise<{ waiting: number;
     waiting += queues[name];
     active += c.active ?? 0;
   }
-  return { waiting, active, queues };
+  const w = await conn.queue(WALK_QUEUE).getJobCounts("wait", "prioritized", "delayed", "active");
+  const walks = { waiting: (w.wait ?? 0) + (w.prioritized ?? 0) + (w.delayed ?? 0), active: w.active ?? 0 };
+  return { waiting, active, queues, walks };
 }
 
 /** The newest tasks of every queue (for `queue ls`). */

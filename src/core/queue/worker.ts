@@ -7,10 +7,12 @@
 // whose completion BullMQ refused is completed from the record, never run again; a worker that
 // takes over an attempt with a session re-attaches to it (reattach.ts) before it prompts anything;
 // and an attempt records its session only while it still holds the task (attempts.ts), so a worker
-// that lost its job never prompts.
+// that lost its job never prompts. Besides tasks it takes walk jobs (a detached workflow run,
+// docs/workflows.md) on a queue and BullMQ worker of their own with their own concurrency
+// (`walks`), so a walk never holds a task slot the run's own tasks need.
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { DelayedError, Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import { Conductor } from "../conductor.js";
@@ -26,7 +28,9 @@ import { AttemptLog, AttemptSuperseded, type Attempt } from "./attempts.js";
 import { readSpend, sharedSpend } from "./batch-budget.js";
 import { beginAttempt } from "./begin.js";
 import { FleetEvents, publish } from "./fleet-events.js";
-import { ANY_QUEUE, keys, rootQueue, type FleetKeys } from "./names.js";
+import { ANY_QUEUE, keys, rootQueue, WALK_QUEUE, type FleetKeys } from "./names.js";
+import { AuditLog } from "../governance/audit.js";
+import type { WalkJobData, WalkJobResult } from "../workflows/walk-queue.js";
 import { recordOutcome, recordUnstarted } from "./outcome-record.js";
 import type { TaskOutcome } from "./outcome.js";
 import { DEFAULT_REATTACH_MS, reattach } from "./reattach.js";
@@ -50,8 +54,15 @@ export interface FleetWorkerOptions {
   workspace: string;
   /** Directory roots this worker can see; `directory` tasks under them come here. */
   roots?: string[];
-  /** Tasks at once on this worker (default 4). */
+  /** Tasks at once on this worker (default 4; 0: no tasks, walks only). */
   concurrency?: number;
+  /**
+   * Workflow walks at once (walk jobs of detached runs, docs/workflows.md; default 2; 0: none).
+   * Apart from `concurrency`: a walk only waits while the fleet runs its steps.
+   */
+  walks?: number;
+  /** The audit trail of the walks' steps (default: none). */
+  auditPath?: string;
   /** Fleet-wide per-provider limits to set on start (`provider -> N`). */
   limits?: Record<string, number>;
   /** BullMQ lock on a running job; a dead worker's job moves on after about this long (default 30 s). */
@@ -65,7 +76,7 @@ export interface FleetWorkerOptions {
   /** How long an earlier attempt's opencode may not answer before the task is run again instead of re-attached (default 30 s). */
   reattachMs?: number;
   id?: string;
-  /** Take at most this many tasks, then stop taking more (`drained` resolves once they have ended): one pod per task. */
+  /** Take at most this many jobs (tasks and walks), then stop taking more (`drained` resolves once they have ended): one pod per task or per run. */
   maxJobs?: number;
   log?: (line: string) => void;
 }
@@ -89,6 +100,10 @@ export class FleetWorker {
   private readonly attempts: AttemptLog;
   private readonly slots: ProviderSlots;
   private readonly workers: Worker<TaskSpec, TaskOutcome>[] = [];
+  private walkWorker?: Worker<WalkJobData, WalkJobResult>;
+  /** The walks' conductor: this worker's opencode, with the fleet's queue (a walk's steps are jobs for the fleet). */
+  private walker?: Conductor;
+  private readonly walkCount: number;
   /** Attempts this worker runs now, by task id (several when it re-attaches to its own attempt). */
   private readonly running = new Map<string, Running[]>();
   private readonly peers = new Map<string, Conductor>();
@@ -117,6 +132,7 @@ export class FleetWorker {
     this.slots = new ProviderSlots(this.redis, this.keys);
     this.roots = (o.roots ?? []).map((r) => resolve(r));
     this.concurrency = o.concurrency ?? 4;
+    this.walkCount = o.walks ?? 2;
     this.free = this.concurrency;
     this.access = o.opencode ?? { url: o.conductor.engine.url };
     this.allowance = new JobAllowance(o.maxJobs);
@@ -146,7 +162,7 @@ export class FleetWorker {
     await this.advertise();
     this.heartbeat = setInterval(() => void this.advertise().catch(() => undefined), HEARTBEAT_MS);
     const lockDuration = this.o.lockMs ?? 30_000;
-    for (const name of [ANY_QUEUE, ...this.roots.map(rootQueue)]) {
+    for (const name of this.concurrency > 0 ? [ANY_QUEUE, ...this.roots.map(rootQueue)] : []) {
       const worker = new Worker<TaskSpec, TaskOutcome>(name, (job, token) => this.process(job, token), {
         connection: { url: this.settings.url, maxRetriesPerRequest: null },
         prefix: this.settings.prefix,
@@ -159,8 +175,53 @@ export class FleetWorker {
       worker.on("error", (error) => this.log(`queue ${name}: ${error.message}`));
       this.workers.push(worker);
     }
-    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
-    this.log(`serving ${[ANY_QUEUE, ...this.roots].join(", ")} with concurrency ${this.concurrency}`);
+    if (this.walkCount > 0) {
+      const c = this.o.conductor;
+      this.walker = new Conductor({
+        url: c.engine.url,
+        password: this.access.password,
+        username: this.access.username,
+        ...c.settings,
+        // The walk's worktree steps and their records (the ledger itself is in Redis).
+        stateDir: join(resolve(this.o.workspace), "walker"),
+        queue: this.settings,
+      });
+      const audit = this.o.auditPath ? new AuditLog(this.o.auditPath) : undefined;
+      this.walkWorker = new Worker<WalkJobData, WalkJobResult>(WALK_QUEUE, (job, token) => this.walk(job, token, audit), {
+        connection: { url: this.settings.url, maxRetriesPerRequest: null },
+        prefix: this.settings.prefix,
+        concurrency: this.walkCount,
+        lockDuration,
+        stalledInterval: this.o.stalledIntervalMs ?? lockDuration,
+        maxStalledCount: this.o.maxStalledCount ?? 2,
+      });
+      this.walkWorker.on("error", (error) => this.log(`queue ${WALK_QUEUE}: ${error.message}`));
+    }
+    await Promise.all([...this.workers, ...(this.walkWorker ? [this.walkWorker] : [])].map((w) => w.waitUntilReady()));
+    const tasks = this.concurrency > 0 ? `${[ANY_QUEUE, ...this.roots].join(", ")} with concurrency ${this.concurrency}` : "no tasks";
+    this.log(`serving ${tasks}; ${this.walkCount} walk${this.walkCount === 1 ? "" : "s"} at once`);
+  }
+
+  /** A walk job: the run walked here until it ends or stops at a sign-off (walk-job.ts). */
+  private async walk(job: Job<WalkJobData, WalkJobResult>, token: string | undefined, audit: AuditLog | undefined): Promise<WalkJobResult> {
+    if (!this.allowance.take()) {
+      // Past --max-jobs: back for another worker, untouched.
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
+    if (this.allowance.full) this.takeNoMore();
+    this.log(`walk ${job.data.runId} (job ${job.id})`);
+    try {
+      const { runWalkJob } = await import("../workflows/walk-job.js");
+      const result = await runWalkJob(this.walker!, job.data, job.id!, audit);
+      this.log(`walked ${job.data.runId}: ${result.superseded ? "superseded by a newer walk job" : result.status}`);
+      return result;
+    } catch (error) {
+      this.log(`walk ${job.data.runId} failed: ${(error as Error).message}`);
+      throw error;
+    } finally {
+      this.allowance.end();
+    }
   }
 
   private async advertise(): Promise<void> {
@@ -170,6 +231,7 @@ export class FleetWorker {
       pid: process.pid,
       roots: this.roots,
       concurrency: this.concurrency,
+      walks: this.walkCount,
       running: [...this.running.values()].reduce((n, list) => n + list.length, 0),
       opencode: this.access.url,
       startedAt: this.startedAt,
@@ -242,8 +304,8 @@ export class FleetWorker {
 
   /** --max-jobs reached: the queues' workers fetch nothing more (the running tasks go on). */
   private takeNoMore(): void {
-    this.log(`took ${this.allowance.max} task${this.allowance.max === 1 ? "" : "s"} (max-jobs): taking no more`);
-    for (const w of this.workers) void w.pause(true).catch(() => undefined);
+    this.log(`took ${this.allowance.max} job${this.allowance.max === 1 ? "" : "s"} (max-jobs): taking no more`);
+    for (const w of [...this.workers, ...(this.walkWorker ? [this.walkWorker] : [])]) void w.pause(true).catch(() => undefined);
   }
 
   /** A task cancelled before any attempt began: nothing was sent to opencode (on record before BullMQ hears of it). */
@@ -448,7 +510,8 @@ export class FleetWorker {
   /** Stops taking tasks; `force` leaves running ones to the fleet (their jobs stall and move on). */
   async close(force = false): Promise<void> {
     clearInterval(this.heartbeat);
-    await Promise.all(this.workers.map((w) => w.close(force).catch(() => undefined)));
+    await Promise.all([...this.workers, ...(this.walkWorker ? [this.walkWorker] : [])].map((w) => w.close(force).catch(() => undefined)));
+    this.walker?.close();
     await removeAdvert(this.redis, this.keys, this.id).catch(() => undefined);
     this.stopEvents?.();
     this.events.close();

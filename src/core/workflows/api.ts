@@ -5,7 +5,6 @@
 // session still running instead of prompting again. With a queue (OPENCODE_CONDUCTOR_QUEUE) the
 // records are in the fleet's Redis and the agent steps are jobs for its workers, so any process of
 // the fleet, on any machine, can do each of these.
-import { hostname } from "node:os";
 import { join } from "node:path";
 import { sleep } from "../../client/sleep.js";
 import { quoted, UsageError } from "../errors.js";
@@ -21,7 +20,9 @@ import type { RunRecords } from "./run-records.js";
 import { RunStore } from "./run-store.js";
 import type { Worktrees } from "../worktrees/worktrees.js";
 import { walk } from "./walk.js";
-import { HEARTBEAT_MS, walkerGone } from "./walker.js";
+import { beating, walkerGone } from "./walker.js";
+import { dropQueuedWalk, queueWalk, walkState } from "./walk-queue.js";
+import type { QueueConnection } from "../queue/redis-connection.js";
 
 export interface StartWorkflowOptions {
   /** A workflow's name (a file in the project's .opencode/workflows/) or a path. */
@@ -31,6 +32,12 @@ export interface StartWorkflowOptions {
   inputs?: Record<string, InputValue>;
   /** The project directory (default: the conductor's). */
   directory?: string;
+  /**
+   * Walk the run on the fleet's queue (needs a queue): the walk is a job a worker takes
+   * (`worker --walks N`), not this process, and so is every later walk of the run (an answered
+   * sign-off, a resume, a retry). A worker that dies mid-walk has its walk handed to another.
+   */
+  detach?: boolean;
 }
 
 export interface WaitRunOptions {
@@ -115,11 +122,17 @@ class Runs implements WorkflowsApi {
     const directory = this.directory(o.directory);
     const { workflow, source } = await resolveWorkflow({ ref: o.workflow, text: o.text, directory });
     const inputs = runInputs(workflow, o.inputs ?? {});
-    const run = newRun(workflow, source, inputs, directory);
+    if (o.detach && this.host.queueSettings === undefined)
+      throw new UsageError("`detach` walks the run on the fleet's queue: configure one (OPENCODE_CONDUCTOR_QUEUE, or the Conductor's `queue`).");
+    const run = newRun(workflow, source, inputs, directory, o.detach === true);
     await (await this.store()).create(run);
-    await this.audit?.append({ tool: "workflow", outcome: "created", directory, detail: { run: run.id, workflow: workflow.name, source } });
-    this.walk(run.id);
-    return run;
+    await this.audit?.append({
+      tool: "workflow",
+      outcome: "created",
+      directory,
+      detail: { run: run.id, workflow: workflow.name, source, ...(o.detach ? { detach: true } : {}) },
+    });
+    return this.carryOn(run.id);
   }
 
   async get(id: string): Promise<WorkflowRun> {
@@ -146,8 +159,9 @@ class Runs implements WorkflowsApi {
         }
         continue;
       }
-      // Walked by another process (or by nobody, after a crash): re-read now and then.
-      if (walkerGone(run)) return run;
+      // Walked by another process (or by nobody, after a crash): re-read now and then. A detached
+      // run's dead walker is the queue's business (its walk job moves to another worker).
+      if (!run.detached && walkerGone(run)) return run;
       await sleep(Math.min(POLL_MS, Math.max(0, until - Date.now())));
     }
   }
@@ -157,15 +171,16 @@ class Runs implements WorkflowsApi {
     if (this.walking.has(id)) return run;
     if (run.end) throw new UsageError(`Run ${id} ended ${run.end.status}${run.end.status === "failed" ? ": retry it to run its failed step again" : ""}.`);
     const mine = run.owner.pid === process.pid;
-    if (run.status === "running" && !mine && !walkerGone(run))
+    if (run.detached) {
+      if ((await walkState(await this.fleet(), run)) !== "none") return run; // its walk job waits for a worker, or one walks it
+    } else if (run.status === "running" && !mine && !walkerGone(run))
       throw new UsageError(`Run ${id} is being walked by process ${run.owner.pid} on ${run.owner.host}: wait for it, or cancel it.`);
     const step = run.steps[run.cursor];
     const attempt = step && lastAttempt(step);
     if (run.status === "blocked" && run.workflow.steps[run.cursor]?.kind === "approval" && !attempt?.signOff) return run; // still waits for its person
     const store = await this.store();
     if (run.status === "blocked") await store.update(id, (r) => ({ ...r, status: "running" }));
-    this.walk(id);
-    return (await store.get(id))!;
+    return this.carryOn(id);
   }
 
   async answer(id: string, a: { approve: boolean; comment?: string; by?: string }): Promise<WorkflowRun> {
@@ -197,8 +212,7 @@ class Runs implements WorkflowsApi {
       decision: signOff.decision,
       detail: { run: id, workflow: run.workflow.name, step: step.name, by: signOff.by, ...(a.comment ? { comment: a.comment } : {}) },
     });
-    this.walk(id);
-    return (await store.get(id))!;
+    return this.carryOn(id);
   }
 
   async cancel(id: string): Promise<WorkflowRun> {
@@ -215,7 +229,10 @@ class Runs implements WorkflowsApi {
       mine.stop.abort();
       return mine.done.catch(() => this.get(id));
     }
-    if (run.status === "running" && !walkerGone(run) && run.owner.pid !== process.pid) return (await store.get(id))!; // its walker ends it
+    if (run.detached) {
+      // A walk job no worker has taken is taken off the queue; a worker walking the run ends it.
+      if ((await dropQueuedWalk(await this.fleet(), run)) === "walking") return (await store.get(id))!;
+    } else if (run.status === "running" && !walkerGone(run) && run.owner.pid !== process.pid) return (await store.get(id))!; // its walker ends it
     return (await store.update(id, (r) =>
       r.end ? undefined : { ...r, status: "cancelled", end: { status: "cancelled", at: new Date().toISOString(), reason: "cancelled on request" } },
     ))!;
@@ -243,8 +260,7 @@ class Runs implements WorkflowsApi {
       return { ...rest, status: "running", owner: thisProcess() };
     });
     await this.audit?.append({ tool: "workflow", outcome: "retried", detail: { run: id, workflow: run.workflow.name, step: run.steps[run.cursor]?.name } });
-    this.walk(id);
-    return (await store.get(id))!;
+    return this.carryOn(id);
   }
 
   /**
@@ -259,25 +275,28 @@ class Runs implements WorkflowsApi {
     return record?.sessions.filter((s): s is string => typeof s === "string") ?? [];
   }
 
+  private fleet(): Promise<QueueConnection> {
+    const queue = this.host.taskQueue();
+    if (!queue) throw new UsageError("This run is walked on the fleet's queue: configure the queue (OPENCODE_CONDUCTOR_QUEUE) to change it.");
+    return queue;
+  }
+
+  /** The run walks on: as a walk job for a worker when it is detached, else in this process. Resolves with its record then. */
+  private async carryOn(id: string): Promise<WorkflowRun> {
+    const store = await this.store();
+    const run = (await store.get(id))!;
+    if (run.detached) return queueWalk(await this.fleet(), store, id);
+    this.walk(id);
+    return run;
+  }
+
   private walk(id: string): void {
     if (this.walking.has(id)) return;
     const stop = new AbortController();
-    let beat: NodeJS.Timeout | undefined;
-    const done = this.store().then((store) => {
-      // While this process walks the run it says so now and then: a server on another machine
-      // cannot check this pid, so a run whose heartbeat stops is taken for one whose walker died.
-      const alive = (r: WorkflowRun) => r.status === "running" && r.owner.pid === process.pid && r.owner.host === hostname();
-      beat = setInterval(
-        () => void store.update(id, (r) => (alive(r) ? { ...r, heartbeatAt: new Date().toISOString() } : undefined)).catch(() => undefined),
-        HEARTBEAT_MS,
-      );
-      beat.unref();
-      return walk({ host: this.host, store, audit: this.audit, signal: stop.signal }, id);
-    });
+    const done = this.store().then((store) => beating(store, id, () => walk({ host: this.host, store, audit: this.audit, signal: stop.signal }, id)));
     const entry = { done, stop };
     this.walking.set(id, entry);
     const over = () => {
-      clearInterval(beat);
       this.walking.delete(id);
     };
     void done.then(
@@ -291,7 +310,7 @@ class Runs implements WorkflowsApi {
   }
 }
 
-function newRun(workflow: Workflow, source: string, inputs: Record<string, InputValue>, directory: string): WorkflowRun {
+function newRun(workflow: Workflow, source: string, inputs: Record<string, InputValue>, directory: string, detached: boolean): WorkflowRun {
   const now = new Date().toISOString();
   return {
     id: newRunId(),
@@ -305,6 +324,7 @@ function newRun(workflow: Workflow, source: string, inputs: Record<string, Input
     owner: thisProcess(),
     createdAt: now,
     updatedAt: now,
+    ...(detached ? { detached: { walks: 0 } } : {}),
   };
 }
 

@@ -103,6 +103,12 @@ export interface WorkflowRun {
   updatedAt: string;
   cancelRequestedAt?: string;
   end?: RunEnd;
+  /**
+   * Walked on the fleet's queue (started with `detach`): every walk of the run is a walk job
+   * (walk-queue.ts), never the process that started, resumed or answered it. `walks` counts the
+   * jobs queued so far; only the newest one (`RUN.walk-N`) may walk the run.
+   */
+  detached?: { walks: number };
 }
 
 export function newRunId(): string {

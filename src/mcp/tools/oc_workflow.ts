@@ -36,6 +36,7 @@ export const ocWorkflow = defineTool({
     approve: z.boolean().optional(),
     comment: z.string().max(4000).optional(),
     directory: z.string().optional(),
+    detach: z.boolean().optional().describe("start: a worker of the fleet's queue walks the run, not this server"),
     timeout_s: z.number().min(0).max(3600).optional().describe("default 60"),
   },
   output: { run: z.looseObject({ id: z.string(), status: z.string() }).optional(), runs: z.array(z.looseObject({})).optional() },
@@ -63,7 +64,8 @@ export const ocWorkflow = defineTool({
       };
     }
     let run: WorkflowRun;
-    if (args.action === "start") run = await api.start({ workflow: args.workflow, text: args.text, inputs: args.inputs, directory: args.directory });
+    if (args.action === "start")
+      run = await api.start({ workflow: args.workflow, text: args.text, inputs: args.inputs, directory: args.directory, detach: args.detach });
     else {
       const id = need(args.run, args.action);
       if (args.action === "status") run = await api.get(id);

@@ -35,8 +35,12 @@ export interface WorkerOptions {
   lockS?: number | null;
   /** --reattach-s: how long an earlier attempt's opencode may not answer before a re-run. */
   reattachS?: number;
-  /** --max-jobs: take this many tasks, then exit. */
+  /** --max-jobs: take this many jobs (tasks and walks), then exit. */
   maxJobs?: number;
+  /** --walks: workflow walks at once (the worker's default: 2). */
+  walks?: number;
+  /** OPENCODE_CONDUCTOR_QUEUE_PREFIX: a fleet of its own on the same Redis. */
+  prefix?: string;
 }
 
 export async function startWorker(o: WorkerOptions): Promise<TestWorker> {
@@ -45,10 +49,16 @@ export async function startWorker(o: WorkerOptions): Promise<TestWorker> {
   if (o.lockS !== null) args.push("--lock-s", String(o.lockS ?? 4));
   if (o.reattachS !== undefined) args.push("--reattach-s", String(o.reattachS));
   if (o.maxJobs !== undefined) args.push("--max-jobs", String(o.maxJobs));
+  if (o.walks !== undefined) args.push("--walks", String(o.walks));
   for (const r of o.roots ?? []) args.push("--root", r);
   for (const l of o.limits ?? []) args.push("--limit", l);
   const child: ChildProcess = spawn(process.execPath, args, {
-    env: { ...scratchEnv(), OPENCODE_URL: o.opencode.url, OPENCODE_PASSWORD: o.opencode.password },
+    env: {
+      ...scratchEnv(),
+      OPENCODE_URL: o.opencode.url,
+      OPENCODE_PASSWORD: o.opencode.password,
+      ...(o.prefix ? { OPENCODE_CONDUCTOR_QUEUE_PREFIX: o.prefix } : {}),
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   registerPid(child.pid!, "cli.js", workspace);
