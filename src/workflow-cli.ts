@@ -70,6 +70,10 @@ export async function runWorkflowCommand(argv: string[], config: Config): Promis
       process.stderr.write(`run ${run.id}: ${run.workflow.name}${o.detach ? " (queued: a worker walks it)" : ""}\n`);
     }
     if (!o.status && !o.cancel && !o.detach) run = await api.wait(run.id);
+    if (run.detached && run.status === "running" && !o.status && !o.cancel && !o.detach)
+      process.stderr.write(
+        `run ${run.id} is on the fleet's queue and no worker walks it now: it walks on when a worker takes walks (worker --walks N); follow it with --status\n`,
+      );
     process.stdout.write(o.json ? `${JSON.stringify(run, null, 2)}\n` : `${summary(run)}\n`);
     return run.status === "done" ? 0 : run.status === "blocked" ? 3 : run.status === "running" ? 0 : 1;
   } catch (error) {

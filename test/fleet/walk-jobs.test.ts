@@ -249,6 +249,11 @@ describe("a detached workflow run: the walk is a job", () => {
       expect(run.detached).toEqual({ walks: 1 });
       expect(await jobs.queue("walks").getJobState(`${run.id}.walk-1`)).toBe("waiting");
       expect((await lonely.workflows.resume(run.id)).detached).toEqual({ walks: 1 });
+      // A waiter is not kept waiting on a walk no worker takes: after walkPickupMs it has the run as
+      // it stands, still queued.
+      const waited = await lonely.workflows.wait(run.id, { walkPickupMs: 1_000 });
+      expect(waited.status).toBe("running");
+      expect(await jobs.queue("walks").getJobState(`${run.id}.walk-1`)).toBe("waiting");
       // oc_status and `queue ls` count it apart from the tasks.
       const status = await jobs.status();
       expect(status.walks).toMatchObject({ waiting: 1, active: 0 });

@@ -44,6 +44,8 @@ export interface WaitRunOptions {
   /** Answer the run as it is after this long, even if it still walks (default: until it stops). */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** A detached run: answer it as it stands once its walk job has waited this long for a worker (default 60 s). */
+  walkPickupMs?: number;
 }
 
 export interface WorkflowsApi {
@@ -54,7 +56,10 @@ export interface WorkflowsApi {
   /** Checks the workflow and its inputs (refused before anything runs), records the run, and walks it; resolves with the record as created. */
   start(o: StartWorkflowOptions): Promise<WorkflowRun>;
   get(id: string): Promise<WorkflowRun>;
-  /** Until the run stops (blocked at a sign-off or a permission, or ended), or the timeout. */
+  /**
+   * Until the run stops (blocked at a sign-off or a permission, or ended), or the timeout. A detached
+   * run is answered as it stands when no worker took its walk for a minute, or no walk is left for it.
+   */
   wait(id: string, o?: WaitRunOptions): Promise<WorkflowRun>;
   /** Walks a run again from its unfinished step (after a crash, or a permission answered). */
   resume(id: string): Promise<WorkflowRun>;
@@ -69,6 +74,8 @@ export interface WorkflowsApi {
 const RUN_ID = /^wfr_[A-Za-z0-9_-]{1,64}$/;
 /** How often a wait re-reads a run walked by another process. */
 const POLL_MS = 500;
+/** How long a waiter waits for a worker to take a detached run's walk before it answers the run as queued. */
+const WALK_PICKUP_MS = 60_000;
 
 type Host = PlacementHost & { readonly stateDir?: string; readonly worktrees?: Worktrees };
 
@@ -145,6 +152,7 @@ class Runs implements WorkflowsApi {
 
   async wait(id: string, o: WaitRunOptions = {}): Promise<WorkflowRun> {
     const until = o.timeoutMs === undefined ? Infinity : Date.now() + o.timeoutMs;
+    let pickup: { since: number; ms: number } | undefined;
     for (;;) {
       const run = await this.get(id);
       if (run.status !== "running" || o.signal?.aborted || Date.now() >= until) return run;
@@ -160,10 +168,32 @@ class Runs implements WorkflowsApi {
         continue;
       }
       // Walked by another process (or by nobody, after a crash): re-read now and then. A detached
-      // run's dead walker is the queue's business (its walk job moves to another worker).
-      if (!run.detached && walkerGone(run)) return run;
+      // run's dead walker is the queue's business (its walk job moves to another worker), but a
+      // waiter is not kept waiting on a walk nobody takes or nobody will do: see walkStalled.
+      if (run.detached) {
+        const stalled = await this.walkStalled(id, run, (pickup ??= { since: Date.now(), ms: o.walkPickupMs ?? WALK_PICKUP_MS }));
+        if (stalled) return stalled;
+      } else if (walkerGone(run)) return run;
       await sleep(Math.min(POLL_MS, Math.max(0, until - Date.now())));
     }
+  }
+
+  /**
+   * The run as it stands when waiting on its walk is pointless: no walk job is queued or walking
+   * (it ended with the run still running: a `resume` queues one), or its walk job has waited
+   * `pickup.ms` for a worker that takes walks (the run stays queued; a later worker walks it).
+   */
+  private async walkStalled(id: string, run: WorkflowRun, pickup: { since: number; ms: number }): Promise<WorkflowRun | undefined> {
+    const fleet = await this.fleet();
+    const state = await walkState(fleet, run);
+    if (state === "walking") pickup.since = Date.now();
+    if (state === "queued") return Date.now() - pickup.since >= pickup.ms ? run : undefined;
+    if (state === "none") {
+      // The walk may have ended (the run then says so) or been queued again since the first read.
+      const again = await this.get(id);
+      if (again.status === "running" && (await walkState(fleet, again)) === "none") return again;
+    }
+    return undefined;
   }
 
   async resume(id: string): Promise<WorkflowRun> {
