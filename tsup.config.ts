@@ -2,9 +2,10 @@ import { execFileSync } from "node:child_process";
 import { defineConfig } from "tsup";
 import { writeClaudePlugin } from "./scripts/claude-plugin.js";
 
-// tools/list's JSON Schemas are converted from the zod shapes here, before bundling, and bundled as
-// JSON: a start lists the tools without converting them (src/mcp/listing/precomputed-schemas.ts).
-execFileSync(process.execPath, ["--import", "tsx", "src/mcp/listing/write-listed-schemas.ts"], { stdio: "inherit" });
+// What a start needs of each tool (its listing, its instruction lines, tools/list's JSON Schemas converted
+// from the zod shapes) is written here, before bundling, and bundled as JSON: a start lists the
+// tools without loading their modules (src/mcp/listing/built-tools.ts).
+execFileSync(process.execPath, ["--import", "tsx", "src/mcp/listing/write-built-tools.ts"], { stdio: "inherit" });
 
 export default defineConfig({
   // The worker is loaded by URL next to the chunk that starts it (src/mcp/api/checker.ts).

@@ -16,10 +16,11 @@ import { inToolTerms } from "./field-names.js";
 import { askRound, InputRounds, roundStateOf, settleRound, stateMismatch } from "./approvals/rounds.js";
 import { declaresFormElicitation, peerOf, type Peer } from "./peer.js";
 import { withRefusals } from "./refusals.js";
-import { taskHandleResult } from "./tasks/handles.js";
+import { taskHandleResult } from "./tasks/handle-result.js";
 import { declaresTasks } from "./tasks/wire.js";
 import type { ToolAnswer, ToolContext, ToolDef } from "./tool-def.js";
 import { refusedWithoutAudit, withTrailWarnings } from "./trail-guard.js";
+import { scrub } from "./scrub.js";
 import type { Trail } from "../core/governance/trail-health.js";
 
 /** How long a person may take over an approval form when the wait has no limit. */
@@ -42,8 +43,10 @@ export interface RegisterOptions {
   afterCall?(): void;
 }
 
+export { scrub };
+
 /** A tool's whole call as the server runs it. */
-type ToolHandler = (args: Record<string, unknown>, request: ServerContext) => Promise<CallToolResult | InputRequiredResult>;
+export type ToolHandler = (args: Record<string, unknown>, request: ServerContext) => Promise<CallToolResult | InputRequiredResult>;
 
 export function registerTool(server: McpServer, def: ToolDef, options: RegisterOptions): void {
   server.registerTool(
@@ -62,7 +65,8 @@ export function registerTool(server: McpServer, def: ToolDef, options: RegisterO
   );
 }
 
-function toolHandler(server: McpServer, def: ToolDef, options: RegisterOptions): ToolHandler {
+/** The handler of `def`'s calls on `server` (registerTool's, and lazy-tool.ts's once the tool is loaded). */
+export function toolHandler(server: McpServer, def: ToolDef, options: RegisterOptions): ToolHandler {
   return async (args, request) => {
     const peer = peerOf(server, request);
     // A call sent again after an input_required round carries its state (verified: server.ts).
@@ -211,10 +215,4 @@ function describeError(error: unknown, tool: string): string {
   if (error instanceof OpencodeError) return `opencode error (${error.name}): ${error.message}`;
   if (error instanceof Error) return `${tool} failed: ${error.message}`;
   return `${tool} failed: ${String(error)}`;
-}
-
-export function scrub(text: string, secrets: string[]): string {
-  let out = text;
-  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
-  return out;
 }

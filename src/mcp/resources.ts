@@ -12,7 +12,7 @@ import type { Conductor } from "../core/conductor.js";
 import { UsageError } from "../core/errors.js";
 import type { RecentSessions } from "./recent-sessions.js";
 import { registerResourceUpdates } from "./resource-updates.js";
-import { scrub } from "./register-tool.js";
+import { scrub } from "./scrub.js";
 
 export interface ResourceOptions {
   config: Config;

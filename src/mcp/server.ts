@@ -15,16 +15,15 @@ import { registerPrompts } from "./prompts.js";
 import { KeptAnswers, registerAnswerPages } from "./answer-budget.js";
 import { registerWorkflowPrompt } from "./workflow-prompt.js";
 import { registerResources } from "./resources.js";
-import { roundVerifier } from "./approvals/rounds.js";
 import { recentSessionsOf } from "./recent-sessions.js";
-import { registerTool, scrub } from "./register-tool.js";
+import { registerLazyTool } from "./lazy-tool.js";
+import { scrub } from "./scrub.js";
 import { sendTaskHandles } from "./tasks/handles.js";
 import { registerTaskMethods } from "./tasks/methods.js";
-import { type ToolDef } from "./tool-def.js";
+import type { ToolDef } from "./tool-def.js";
 import { toolListing } from "./listing/compact-listing.js";
-import { builtSchemas } from "./listing/precomputed-schemas.js";
+import { BUILT_TOOLS, type BuiltTool } from "./listing/built-tools.js";
 import { instructionsFor } from "./instructions.js";
-import { ALL_TOOLS } from "./tools/index.js";
 
 /** The instructions of the CLI's server with the default toolsets (each server sends those of its own tools). */
 export const INSTRUCTIONS = instructionsFor(selectTools({ toolsets: DEFAULT_TOOLSETS, readOnly: false }), true);
@@ -51,8 +50,16 @@ export function assertSomeTools(config: Pick<Config, "toolsets" | "readOnly">): 
   );
 }
 
-/** The tools this configuration exposes. */
-export function selectTools(config: Pick<Config, "toolsets" | "readOnly">, tools: readonly ToolDef[] = ALL_TOOLS): ToolDef[] {
+/** What decides whether a configuration exposes a tool. */
+type Selectable = Pick<ToolDef, "toolset" | "annotations" | "readOnlyMode">;
+
+/**
+ * The tools this configuration exposes: of this package (as the build wrote them: built-tools.ts,
+ * so that a start needs no tool module), or of `tools`.
+ */
+export function selectTools(config: Pick<Config, "toolsets" | "readOnly">): BuiltTool[];
+export function selectTools<T extends Selectable>(config: Pick<Config, "toolsets" | "readOnly">, tools: readonly T[]): T[];
+export function selectTools(config: Pick<Config, "toolsets" | "readOnly">, tools: readonly Selectable[] = BUILT_TOOLS): Selectable[] {
   return tools.filter((t) => config.toolsets.includes(t.toolset) && (!config.readOnly || t.annotations.readOnlyHint || t.readOnlyMode === "self-checked"));
 }
 
@@ -73,8 +80,11 @@ export function createServer(options: ServerOptions): McpServer {
     {
       instructions: instructionsFor(selectTools(options.config), options.skills !== undefined),
       capabilities: { logging: {} },
-      // A call sent again after an input_required round: only state this state dir's key signed gets through.
-      requestState: { verify: roundVerifier(options.config.stateDir) },
+      // A call sent again after an input_required round: only state this state dir's key signed gets
+      // through (the verifier loads with the first such call: approvals/rounds.ts).
+      requestState: {
+        verify: async (state, request) => (await import("./approvals/rounds.js")).roundVerifier(options.config.stateDir)(state, request),
+      },
     },
   );
   const secrets = () => [options.config.opencodePassword ?? "", options.config.httpToken ?? "", ...(options.secrets?.() ?? [])];
@@ -86,8 +96,9 @@ export function createServer(options: ServerOptions): McpServer {
   // Once a call has reached opencode, resources/list may show its sessions (read in the background).
   const recent = recentSessionsOf(options.conductor);
   const conductor = (sessionId?: string) => options.conductor(sessionId).then((c) => (recent.markConnected(), c));
+  // Each tool's module loads on its first call (lazy-tool.ts): a start lists them from built-tools.json.
   for (const tool of tools) {
-    registerTool(server, tool, {
+    registerLazyTool(server, tool, {
       config: options.config,
       conductor,
       afterCall: () => recent.invalidate(),
@@ -126,9 +137,9 @@ export function createServer(options: ServerOptions): McpServer {
 // Built once per tool selection (the HTTP transport builds a server per client session), from the
 // schemas converted at build time: converting them at start cost more than the rest of the listing.
 const listings = new Map<string, Tool[]>();
-function listingOf(tools: ToolDef[]): Tool[] {
+function listingOf(tools: BuiltTool[]): Tool[] {
   const key = tools.map((t) => t.name).join(",");
   let listing = listings.get(key);
-  if (!listing) listings.set(key, (listing = toolListing(tools, builtSchemas)));
+  if (!listing) listings.set(key, (listing = toolListing(tools, (tool) => tool)));
   return listing;
 }

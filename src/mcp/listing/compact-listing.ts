@@ -21,11 +21,14 @@ import type { ToolDef } from "../tool-def.js";
 /** A tool's two listed JSON Schemas. */
 export type ListedSchemas = Pick<Tool, "inputSchema" | "outputSchema">;
 
+/** What a tool's listing is made of besides its schemas. */
+type Listable = Pick<ToolDef, "name" | "description" | "annotations">;
+
 /**
- * The listing of these tools. `schemasOf` gives a tool's JSON Schemas: by default converted from its
- * zod shapes here; the server passes the ones converted at build time (precomputed-schemas.ts).
+ * The listing of these tools. `schemasOf` gives a tool's JSON Schemas: the server lists the ones
+ * converted at build time (built-tools.ts) by `listedSchemas`.
  */
-export function toolListing(defs: readonly ToolDef[], schemasOf: (def: ToolDef) => ListedSchemas = listedSchemas): Tool[] {
+export function toolListing<T extends Listable>(defs: readonly T[], schemasOf: (def: T) => ListedSchemas): Tool[] {
   return defs.map((def) => {
     const { inputSchema, outputSchema } = schemasOf(def);
     return { name: def.name, description: def.description, inputSchema, outputSchema, ...listedHints(def.annotations) };

@@ -3,25 +3,11 @@
 // CallToolResult, which requires `content`, so the tool handler answers a CallToolResult that
 // carries the handle under a private `_meta` key, and this layer puts the handle in its place as
 // the answer leaves on the transport. The key never reaches a client.
-import type { CallToolResult, McpServer } from "@modelcontextprotocol/server";
-import type { Delegation } from "../../core/ledger/delegations.js";
-import { createTaskResult } from "./task-view.js";
+// This module is the wire side, which every server installs at start; the answer that carries a
+// handle is handle-result.ts's, loaded with a tool's call.
+import type { McpServer } from "@modelcontextprotocol/server";
 
-const HANDLE_KEY = "opencode-conductor/task-handle";
-
-/**
- * The tool handler's answer for a delegation that became a task. Its structured content fits the
- * output schema of each tool that can become a task (the SDK validates it), and says in our terms
- * what started; the client receives the handle instead.
- */
-export function taskHandleResult(d: Delegation, scrub: (text: string) => string): CallToolResult {
-  const sessions = d.sessions.filter((s): s is string => typeof s === "string");
-  return {
-    content: [{ type: "text", text: `Task ${d.id}: ${d.status}` }],
-    structuredContent: { task_id: d.id, status: "running", session_id: sessions[0] ?? "", results: [], running: sessions },
-    _meta: { [HANDLE_KEY]: createTaskResult(d, scrub) },
-  };
-}
+export const HANDLE_KEY = "opencode-conductor/task-handle";
 
 type Message = { id?: unknown; result?: { _meta?: Record<string, unknown> } & Record<string, unknown> };
 

@@ -5,21 +5,14 @@
 //   tasks/update → each answer settled as an elicitation answer would be (elicit.ts `settle`)
 //   tasks/cancel → delegations.cancel (interrupts the opencode sessions, or takes the jobs off the fleet;
 //                  an oc_send message queued behind another turn is withdrawn, or refused with -32602)
-import { ProtocolError, ProtocolErrorCode, type ElicitResult, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
+// Registered with the server; what answers them (task-calls.ts, with the core it calls) loads on
+// the first of them, as a tool's module does (docs/performance.md, "Start-up").
+import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Config } from "../../config.js";
 import type { Conductor } from "../../core/conductor.js";
 import type { AuditLog } from "../../core/governance/audit.js";
-import { UsageError } from "../../core/errors.js";
-import type { Delegation } from "../../core/ledger/delegations.js";
-import { QueuedMessageError } from "../../core/placement/send-cancel.js";
-import { formValues } from "../approvals/rounds.js";
-import { settle } from "../elicit.js";
-import { peerOf } from "../peer.js";
-import type { ToolContext } from "../tool-def.js";
-import { readInputMemory, writeInputMemory, type InputMemory } from "./input-memory.js";
-import { detailedTask } from "./task-view.js";
-import { declaresTasks, MISSING_CAPABILITY, TASKS_EXTENSION } from "./wire.js";
+import { TASKS_EXTENSION } from "./wire.js";
 
 export interface TaskMethodsOptions {
   config: Config;
@@ -32,108 +25,12 @@ const TaskIdParams = z.looseObject({ taskId: z.string() });
 // The SDK lifts `inputResponses` out of a 2026-07-28 request's params (ctx.mcpReq.inputResponses).
 const UpdateParams = z.looseObject({ taskId: z.string(), inputResponses: z.record(z.string(), z.unknown()).optional() });
 
+const calls = () => import("./task-calls.js");
+
 export function registerTaskMethods(server: McpServer, o: TaskMethodsOptions): void {
   const low = server.server;
   low.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
-  low.setRequestHandler("tasks/get", { params: TaskIdParams }, async (params, ctx) => {
-    requireExtension(server, ctx);
-    const d = await delegation(o, params.taskId, "retrieve");
-    const memory = await readInputMemory(o.config.stateDir, d.id);
-    const task = detailedTask(d, o.scrub, new Set(memory.returned));
-    if (task.status === "input_required") await remember(o, d.id, memory, Object.keys(task.inputRequests));
-    return { resultType: "complete", ...task };
-  });
-  low.setRequestHandler("tasks/update", { params: UpdateParams }, async (params, ctx) => {
-    requireExtension(server, ctx);
-    const d = await delegation(o, params.taskId, "update");
-    const responses = params.inputResponses ?? (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined) ?? {};
-    await answerInputs(server, ctx, o, d, responses);
-    return { resultType: "complete" };
-  });
-  low.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async (params, ctx) => {
-    requireExtension(server, ctx);
-    await delegation(o, params.taskId, "cancel");
-    try {
-      await (await o.conductor()).delegations.cancel(params.taskId);
-    } catch (error) {
-      // A sent message queued behind another turn that this opencode cannot withdraw: the task goes on, and the caller is told why.
-      if (error instanceof QueuedMessageError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to cancel task: ${o.scrub(error.message)}`);
-      throw error;
-    }
-    return { resultType: "complete" };
-  });
-}
-
-/** The spec: a client that did not declare the extension on this request gets -32021. */
-function requireExtension(server: McpServer, ctx: ServerContext): void {
-  if (declaresTasks(peerOf(server, ctx).capabilities)) return;
-  throw new ProtocolError(MISSING_CAPABILITY, "Missing required client capability", { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
-}
-
-/** The delegation behind `taskId`; an unknown, malformed or expired id is -32602, as the spec asks. */
-async function delegation(o: TaskMethodsOptions, taskId: string, verb: string): Promise<Delegation> {
-  const conductor = await o.conductor();
-  try {
-    return await conductor.delegations.get(taskId);
-  } catch (error) {
-    if (error instanceof UsageError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to ${verb} task: ${o.scrub(error.message)}`);
-    throw error;
-  }
-}
-
-async function remember(o: TaskMethodsOptions, taskId: string, memory: InputMemory, keys: string[]): Promise<void> {
-  const fresh = keys.filter((k) => memory.shown[k] === undefined);
-  if (fresh.length === 0) return;
-  const now = Date.now();
-  await writeInputMemory(o.config.stateDir, taskId, { ...memory, shown: { ...memory.shown, ...Object.fromEntries(fresh.map((k) => [k, now])) } });
-}
-
-/** Settles each answer to a request that still waits; other keys are ignored (spec: not outstanding). */
-async function answerInputs(server: McpServer, ctx: ServerContext, o: TaskMethodsOptions, d: Delegation, responses: Record<string, unknown>): Promise<void> {
-  const memory = await readInputMemory(o.config.stateDir, d.id);
-  const returned = new Set(memory.returned);
-  const open = (d.pending ?? []).filter((r) => !returned.has(r.id) && responses[r.id] !== undefined);
-  if (open.length === 0) return;
-  const conductor = await o.conductor();
-  const tool = taskToolContext(server, ctx, o, d, conductor, returned);
-  const now = Date.now();
-  for (const r of open) {
-    const answer = elicitResultOf(responses[r.id]);
-    if (!answer) continue;
-    await settle(tool, conductor, r, answer, Math.max(0, now - (memory.shown[r.id] ?? now)));
-  }
-  if (returned.size > memory.returned.length) await writeInputMemory(o.config.stateDir, d.id, { ...memory, returned: [...returned] });
-}
-
-/** An elicitation answer as the spec shapes it; anything else is no answer. */
-function elicitResultOf(value: unknown): ElicitResult | undefined {
-  const v = value as { action?: unknown; content?: unknown } | null;
-  if (!v || typeof v !== "object" || (v.action !== "accept" && v.action !== "decline" && v.action !== "cancel")) return undefined;
-  const content = v.content && typeof v.content === "object" && !Array.isArray(v.content) ? formValues(v.content as Record<string, unknown>) : undefined;
-  return { action: v.action, ...(content ? { content } : {}) };
-}
-
-/** What settle() needs of a tool call, for an answer that came through the task: audited as the task's tool. */
-function taskToolContext(
-  server: McpServer,
-  ctx: ServerContext,
-  o: TaskMethodsOptions,
-  d: Delegation,
-  conductor: Conductor,
-  returned: Set<string>,
-): ToolContext {
-  const peer = peerOf(server, ctx);
-  return {
-    conductor: (sessionId) => (sessionId ? o.conductor(sessionId) : Promise.resolve(conductor)),
-    config: o.config,
-    signal: ctx.mcpReq.signal,
-    refused: [],
-    rounds: { ask: () => false, gaveBack: (id) => void returned.add(id) },
-    progress: () => undefined,
-    log: () => undefined,
-    async audit(entry) {
-      const line = { tool: d.origin, ...(peer.client ? { client: peer.client } : {}), ...entry, detail: { ...entry.detail, task_id: d.id } };
-      await o.audit.append(JSON.parse(o.scrub(JSON.stringify(line))));
-    },
-  };
+  low.setRequestHandler("tasks/get", { params: TaskIdParams }, async (params, ctx) => (await calls()).getTask(server, o, params, ctx));
+  low.setRequestHandler("tasks/update", { params: UpdateParams }, async (params, ctx) => (await calls()).updateTask(server, o, params, ctx));
+  low.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async (params, ctx) => (await calls()).cancelTask(server, o, params, ctx));
 }

@@ -2,7 +2,8 @@
 // of the spec, given-back requests), and the handle put in place of the tool result on the wire.
 import { describe, expect, it } from "vitest";
 import type { Delegation } from "../../../src/core/ledger/delegations.js";
-import { taskHandleResult, withTaskHandle } from "../../../src/mcp/tasks/handles.js";
+import { taskHandleResult } from "../../../src/mcp/tasks/handle-result.js";
+import { withTaskHandle } from "../../../src/mcp/tasks/handles.js";
 import { detailedTask } from "../../../src/mcp/tasks/task-view.js";
 import { declaresTasks } from "../../../src/mcp/tasks/wire.js";
 

@@ -7,8 +7,9 @@ import { clientHints, compactSchema } from "../../../src/mcp/listing/compact-lis
 import { ALL_TOOLS } from "../../../src/mcp/tools/index.js";
 import { listedTools } from "../../../src/mcp/listing/listed-tools.js";
 import { clamped } from "../../../src/mcp/shared-fields.js";
-import { builtSchemas, liveSchemas } from "../../../src/mcp/listing/precomputed-schemas.js";
-import LISTED from "../../../src/mcp/listing/listed-schemas.json" with { type: "json" };
+import { BUILT_TOOLS } from "../../../src/mcp/listing/built-tools.js";
+import { liveTools } from "../../../src/mcp/listing/live-tools.js";
+import BUILT from "../../../src/mcp/listing/built-tools.json" with { type: "json" };
 
 describe("compactSchema", () => {
   it("drops $schema, empty objects, string propertyNames and the ±2^53 integer bounds", () => {
@@ -37,16 +38,22 @@ describe("compactSchema", () => {
   });
 });
 
-describe("the schemas converted at build time", () => {
-  it("are today's conversion of every tool's zod shapes, byte for byte (else: npm run build writes them again)", () => {
-    expect(JSON.stringify(LISTED)).toBe(JSON.stringify(liveSchemas()));
-    expect(Object.keys(LISTED)).toEqual(ALL_TOOLS.map((t) => t.name));
+describe("the tools as the build wrote them (what a start lists and instructs from)", () => {
+  it("are today's definitions and conversion of every tool's zod shapes, byte for byte (else: npm run build writes them again)", () => {
+    expect(JSON.stringify(BUILT)).toBe(JSON.stringify(liveTools()));
+    expect(Object.keys(BUILT)).toEqual(ALL_TOOLS.map((t) => t.name));
   });
 
-  it("are what the server lists for this package's tools; another definition of the same name is converted as it is", () => {
-    for (const def of ALL_TOOLS) expect(builtSchemas(def)).toBe((LISTED as Record<string, unknown>)[def.name]);
-    const other = { ...ALL_TOOLS[0]!, input: { only: z.string() } };
-    expect(builtSchemas(other).inputSchema).toEqual({ type: "object", properties: { only: { type: "string" } }, required: ["only"] });
+  it("carry each definition's name, description, toolset, annotations, guide and read-only mode", () => {
+    expect(BUILT_TOOLS.map((t) => t.name)).toEqual(ALL_TOOLS.map((t) => t.name));
+    for (const [i, def] of ALL_TOOLS.entries()) {
+      const built = BUILT_TOOLS[i]!;
+      expect(built.description, def.name).toBe(def.description);
+      expect(built.toolset, def.name).toBe(def.toolset);
+      expect(built.annotations, def.name).toEqual(def.annotations);
+      expect(built.guide, def.name).toEqual(def.guide);
+      expect(built.readOnlyMode, def.name).toBe(def.readOnlyMode);
+    }
   });
 });
 
