@@ -4,8 +4,8 @@
 //
 // Two ages: a listing shown to a caller (oc_models) is at most 10 s old, so an edited config shows
 // up at once; a check that only needs a name to be there (a delegation's model or agent) takes an
-// answer up to 5 minutes old, because it reads again before it says a name is missing or
-// ambiguous. A model removed from the config within those minutes is not caught here: opencode
+// answer up to 5 minutes old, because it looks again on a younger one before it says a name is
+// missing or ambiguous (a model: at most 10 s old; an agent or command: read now). A model removed from the config within those minutes is not caught here: opencode
 // refuses the prompt and records it, and that is what the caller is told.
 export const LISTING_MAX_AGE_MS = 10_000;
 export const CHECK_MAX_AGE_MS = 300_000;

@@ -62,14 +62,14 @@ export function modelRefusal(id: string, settings: CoreSettings): string | undef
  * Resolves what a person typed to a model this conductor may use. Resolution runs on the allowed
  * models first, so a partial name never lands on a blocked one; a name that only a refused model
  * matches is a UsageError naming the rule. The catalog may be minutes old (cached.ts); before a name
- * is called unknown, ambiguous or refused, it is resolved again on a catalog read now.
+ * is called unknown, ambiguous or refused, it is resolved again on one at most 10 s old, as oc_models shows.
  */
 export async function resolveModelRef(ctx: CoreContext, input: string, options: DirectoryOption = {}): Promise<ModelRef> {
   try {
     return await resolveOn(ctx, input, await getProviderCatalog(ctx, { ...options, read: { maxAgeMs: CHECK_MAX_AGE_MS } }));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    return resolveOn(ctx, input, await getProviderCatalog(ctx, { ...options, read: { fresh: true } }));
+    return resolveOn(ctx, input, await getProviderCatalog(ctx, options)); // at most 10 s old, as a listing
   }
 }
 

@@ -176,8 +176,8 @@ describe("resolveModelRef", () => {
 
   // A delegation's model check takes a catalog minutes old (one read per server, not one every 10 s
   // under a steady load), a listing at most 10 s old, and a name the old catalog lacks is looked up
-  // again on a read made now before it is refused.
-  it("takes a catalog minutes old for a known name, and reads again before refusing one", async () => {
+  // again on one at most 10 s old before it is refused.
+  it("takes a catalog minutes old for a known name, and looks again on a younger one before refusing one", async () => {
     const fake = fakeContext();
     const ctx = fake.ctx;
     const reads = () => fake.seen.filter((k) => k === "GET /config/providers").length;
