@@ -14,12 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conductor } from "../../src/core/conductor.js";
 import { TaskQueue } from "../../src/core/queue/client.js";
 import type { WorkflowRun } from "../../src/core/workflows/run-record.js";
-import { CLI, startMcp, type McpSession } from "../support/mcp-client.js";
+import { CLI } from "../support/mcp-client.js";
 import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
 import { scratchEnv } from "../support/scratch-home.js";
 import { startScriptedModel, text, type ScriptedModel } from "../support/scripted-model.js";
 import { startWorker, type TestWorker } from "./support/fleet.js";
 import { startRedis, type TestRedis } from "./support/redis.js";
+import { APPROVE, chatsOf, FleetMcps } from "./support/workflow-fleet.js";
 import { recorded, recordedOutcome } from "./support/truth.js";
 
 const MODELS = { provider: { fake: { models: { fixer: { name: "Fixer" }, reviewer: { name: "Reviewer" }, writer: { name: "Writer" } } } } };
@@ -48,8 +49,6 @@ steps:
     model: fake/writer
 `;
 
-const approve = '```json\n{"verdict": "approve", "comments": []}\n```';
-
 let redis: TestRedis;
 let model: ScriptedModel;
 let servers: TestOpencode[] = [];
@@ -57,20 +56,8 @@ let workers: TestWorker[] = [];
 let queue: TaskQueue;
 let reader: Conductor;
 let project: string;
-const open: McpSession[] = [];
-
-/** An MCP server of the fleet as a user runs it: its opencode, its state dir, the fleet's queue. */
-async function mcp(s: TestOpencode, name: string): Promise<McpSession> {
-  const m = await startMcp({
-    OPENCODE_URL: s.url,
-    OPENCODE_PASSWORD: s.password,
-    OPENCODE_CONDUCTOR_QUEUE: redis.url,
-    OPENCODE_CONDUCTOR_STATE_DIR: join(s.root, `state-${name}`),
-    OPENCODE_CONDUCTOR_TOOLSETS: "workflows",
-  });
-  open.push(m);
-  return m;
-}
+const mcps = new FleetMcps(() => redis.url);
+const mcp = (s: TestOpencode, name: string) => mcps.start(s, name);
 
 /** `opencode-conductor run-workflow ARGS` as a user runs it against the fleet; resolves with its exit and stdout. */
 function cli(s: TestOpencode, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -91,7 +78,7 @@ function cli(s: TestOpencode, args: string[]): Promise<{ code: number | null; st
   return new Promise((resolve) => child.once("exit", (code) => resolve({ code, stdout, stderr })));
 }
 
-const chats = (id: string) => model.requests.filter((r) => r.kind === "chat" && r.model === id).length;
+const chats = (id: string) => chatsOf(model, id);
 const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The worker that takes the run's walk job number `n`. */
@@ -115,7 +102,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(open.map((m) => m.close()));
+  await mcps.closeAll();
   reader?.close();
   await queue?.close();
   await Promise.all(workers.map((w) => w.stop()));
@@ -147,7 +134,7 @@ async function expectRecorded(run: WorkflowRun, prompts: Record<string, string>)
 describe("a detached workflow run: the walk is a job", () => {
   it("is walked by a worker; when that worker is SIGKILLed mid-step the other takes the walk over (the model asked once per step), stops at the sign-off, and an answer from the CLI queues the walk again to the end", async () => {
     model.for("fixer").queue(text("Fixed it.", { delayMs: 8_000 }));
-    model.for("reviewer").queue(text(`The fix looks right.\n${approve}`));
+    model.for("reviewer").queue(text(`The fix looks right.\n${APPROVE}`));
     model.for("writer").queue(text("Fixed the walk bug."));
     const before = { fixer: chats("fixer"), reviewer: chats("reviewer"), writer: chats("writer") };
 
@@ -286,7 +273,7 @@ describe("a detached workflow run: the walk is a job", () => {
     const pod = (id: string) => startWorker({ id, queueUrl: redis.url, opencode: servers[1]!, concurrency: 0, walks: 1, maxJobs: 1, prefix });
     const lib = new Conductor({ url: servers[1]!.url, password: servers[1]!.password, queue: settings });
     model.for("fixer").queue(text("Fixed in a pod."));
-    model.for("reviewer").queue(text(`Fine.\n${approve}`));
+    model.for("reviewer").queue(text(`Fine.\n${APPROVE}`));
     model.for("writer").queue(text("Noted in a pod."));
     const before = { fixer: chats("fixer"), reviewer: chats("reviewer"), writer: chats("writer") };
     try {

@@ -15,11 +15,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conductor } from "../../src/core/conductor.js";
 import { TaskQueue } from "../../src/core/queue/client.js";
 import type { RecordedTurn, WorkflowRun } from "../../src/core/workflows/run-record.js";
-import { startMcp, type McpSession } from "../support/mcp-client.js";
+import type { McpSession } from "../support/mcp-client.js";
 import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
 import { startScriptedModel, text, times, toolCall, type ScriptedModel } from "../support/scripted-model.js";
 import { startWorker, type TestWorker } from "./support/fleet.js";
 import { startRedis, type TestRedis } from "./support/redis.js";
+import { APPROVE, chatsOf, FleetMcps } from "./support/workflow-fleet.js";
 import { recorded, recordedOutcome } from "./support/truth.js";
 
 const run = promisify(execFile);
@@ -70,8 +71,6 @@ steps:
     merge_into: integration
 `;
 
-const approve = '```json\n{"verdict": "approve", "comments": []}\n```';
-
 let redis: TestRedis;
 let model: ScriptedModel;
 let servers: TestOpencode[] = [];
@@ -79,33 +78,16 @@ let workers: TestWorker[] = [];
 let queue: TaskQueue;
 let project: string;
 let origin: string;
-const open: McpSession[] = [];
+const mcps = new FleetMcps(() => redis.url);
+const mcp = (s: TestOpencode, name: string) => mcps.start(s, name);
+const kill = (m: McpSession) => mcps.kill(m);
 
 const git = async (cwd: string, ...args: string[]) =>
   (
     await run("git", ["-c", "user.email=test@example.invalid", "-c", "user.name=occ test", ...args], { cwd, env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" } })
   ).stdout.trim();
 
-const chats = (id: string) => model.requests.filter((r) => r.kind === "chat" && r.model === id).length;
-
-async function mcp(s: TestOpencode, name: string): Promise<McpSession> {
-  const m = await startMcp({
-    OPENCODE_URL: s.url,
-    OPENCODE_PASSWORD: s.password,
-    OPENCODE_CONDUCTOR_QUEUE: redis.url,
-    OPENCODE_CONDUCTOR_STATE_DIR: join(s.root, `state-${name}`),
-    OPENCODE_CONDUCTOR_TOOLSETS: "workflows",
-  });
-  open.push(m);
-  return m;
-}
-
-async function kill(m: McpSession): Promise<void> {
-  const gone = new Promise<void>((resolve) => (m.transport.onclose = () => resolve()));
-  process.kill(m.transport.pid!, "SIGKILL");
-  await gone;
-  open.splice(open.indexOf(m), 1);
-}
+const chats = (id: string) => chatsOf(model, id);
 
 /** A fleet repo task's turn against the session its worker's opencode recorded (read in that attempt's directory). */
 async function expectRecorded(turn: RecordedTurn, prompt?: string): Promise<void> {
@@ -138,7 +120,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(open.map((m) => m.close()));
+  await mcps.closeAll();
   await queue?.close();
   await Promise.all(workers.map((w) => w.stop()));
   await Promise.all(servers.map((s) => s.stop()));
@@ -156,7 +138,7 @@ describe("a worktree step of a workflow on the fleet's queue", () => {
         toolCall("bash", { command: "echo fixed > fix.txt", description: "write the fix again" }),
         text("Fixed it properly."),
       );
-    model.for("reviewer").queue(text(`The fix is right.\n${approve}`));
+    model.for("reviewer").queue(text(`The fix is right.\n${APPROVE}`));
     const before = { fixer: chats("fixer"), reviewer: chats("reviewer") };
     const mainBefore = await git(project, "rev-parse", "main");
 
@@ -255,7 +237,7 @@ describe("a worktree step of a workflow on the fleet's queue", () => {
         times(2, toolCall("bash", { command: 'echo fixed > "fix-$(basename "$PWD").txt"', description: "write the fix" }, { delayMs: 5_000 })),
         times(2, text("Fixed my part.")),
       );
-    model.for("reviewer").queue(text(`Both parts are right.\n${approve}`));
+    model.for("reviewer").queue(text(`Both parts are right.\n${APPROVE}`));
     const before = chats("fixer");
     const mainBefore = await git(project, "rev-parse", "main");
     // The workers start from main as origin has it (the first test merged into the local main only).

@@ -8,15 +8,15 @@
 // sign-off (BLOCKED: nothing signs off by itself), and a third answers it, after which the last
 // step runs on a worker too. Every step's recorded outcome is compared with the session as the
 // opencode that ran it recorded it, re-read from that server.
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Conductor } from "../../src/core/conductor.js";
 import { TaskQueue } from "../../src/core/queue/client.js";
-import { startMcp, type McpSession } from "../support/mcp-client.js";
+import type { McpSession } from "../support/mcp-client.js";
 import { makeProjectDir, startOpencode, type TestOpencode } from "../support/opencode.js";
 import { startScriptedModel, text, times, type ScriptedModel } from "../support/scripted-model.js";
 import { startWorker, type TestWorker } from "./support/fleet.js";
 import { startRedis, type TestRedis } from "./support/redis.js";
+import { APPROVE, chatsOf, FleetMcps } from "./support/workflow-fleet.js";
 import { recorded, recordedOutcome } from "./support/truth.js";
 
 const MODELS = { provider: { fake: { models: { fixer: { name: "Fixer" }, reviewer: { name: "Reviewer" }, writer: { name: "Writer" } } } } };
@@ -47,8 +47,6 @@ steps:
     model: fake/writer
 `;
 
-const approve = '```json\n{"verdict": "approve", "comments": []}\n```';
-
 type Turn = { session_id: string; status: string; answer: string; task?: { id: string; worker?: string } };
 type Run = {
   id: string;
@@ -64,30 +62,11 @@ let servers: TestOpencode[] = [];
 let workers: TestWorker[] = [];
 let queue: TaskQueue;
 let project: string;
-const open: McpSession[] = [];
+const mcps = new FleetMcps(() => redis.url);
+const mcp = (s: TestOpencode, name: string) => mcps.start(s, name);
+const kill = (m: McpSession) => mcps.kill(m);
 
-/** An MCP server of the fleet as a user runs it on a machine of their own: its opencode, its state dir, the fleet's queue. */
-async function mcp(s: TestOpencode, name: string): Promise<McpSession> {
-  const m = await startMcp({
-    OPENCODE_URL: s.url,
-    OPENCODE_PASSWORD: s.password,
-    OPENCODE_CONDUCTOR_QUEUE: redis.url,
-    OPENCODE_CONDUCTOR_STATE_DIR: join(s.root, `state-${name}`),
-    OPENCODE_CONDUCTOR_TOOLSETS: "workflows",
-  });
-  open.push(m);
-  return m;
-}
-
-/** SIGKILL: no shutdown of any kind, as a crash. */
-async function kill(m: McpSession): Promise<void> {
-  const gone = new Promise<void>((resolve) => (m.transport.onclose = () => resolve()));
-  process.kill(m.transport.pid!, "SIGKILL");
-  await gone;
-  open.splice(open.indexOf(m), 1);
-}
-
-const chats = (id: string) => model.requests.filter((r) => r.kind === "chat" && r.model === id).length;
+const chats = (id: string) => chatsOf(model, id);
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -103,7 +82,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(open.map((m) => m.close()));
+  await mcps.closeAll();
   await queue?.close();
   await Promise.all(workers.map((w) => w.stop()));
   await Promise.all(servers.map((s) => s.stop()));
@@ -135,7 +114,7 @@ async function expectRecorded(run: Run, prompts: Record<string, string[]>): Prom
 describe("a workflow on the fleet's queue", () => {
   it("runs its steps on both workers; survives the starting MCP server's SIGKILL (re-attached, the model asked once per step); stops at the sign-off and goes on after an answer from a third server", async () => {
     model.for("fixer").queue(times(2, text("Fixed it.", { delayMs: 6_000 })));
-    model.for("reviewer").queue(text(`Both fixes look right.\n${approve}`));
+    model.for("reviewer").queue(text(`Both fixes look right.\n${APPROVE}`));
     model.for("writer").queue(text("Fixed a and b."));
     const before = { fixer: chats("fixer"), reviewer: chats("reviewer"), writer: chats("writer") };
 
@@ -172,7 +151,7 @@ describe("a workflow on the fleet's queue", () => {
     expect(new Set(fixes.map((t) => t.task?.worker))).toEqual(new Set(["wfA", "wfB"]));
     await expectRecorded(blocked, { implement: ["Fix: a", "Fix: b"] });
     await second.close();
-    open.splice(open.indexOf(second), 1);
+    mcps.open.splice(mcps.open.indexOf(second), 1);
 
     // A third server (neither the one that started the run nor the one that resumed it) signs off.
     const third = await mcp(servers[0]!, "third");
