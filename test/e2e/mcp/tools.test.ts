@@ -62,9 +62,11 @@ describe("MCP tools over stdio", () => {
   });
 
   it("oc_send steers a running turn and queues a follow-up; oc_wait returns each result", async () => {
+    // Queued before the delegation: opencode may ask the model before oc_delegate has answered, and
+    // a request with nothing queued gets the scripted model's default reply at once.
+    server.model.queue(text("too slow", { delayMs: 30_000 }), text("Steered: doing the new plan."), text("Queued one done."));
     const started = await mcp.call("oc_delegate", { task: "Start something long", wait: false });
     const sessionId = started.data.session_id as string;
-    server.model.forSession(sessionId).queue(text("too slow", { delayMs: 30_000 }), text("Steered: doing the new plan."), text("Queued one done."));
     await server.model.waitForRequests(1, { sessionId, kind: "chat" });
 
     const steered = await mcp.call("oc_send", { session_id: sessionId, message: "Change of plan", delivery: "steer" });
