@@ -9,17 +9,10 @@
 // the first of them, as a tool's module does (docs/performance.md, "Start-up").
 import type { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { Config } from "../../config.js";
-import type { Conductor } from "../../core/conductor.js";
-import type { AuditLog } from "../../core/governance/audit.js";
+import type { TaskMethodsOptions } from "./task-calls.js";
 import { TASKS_EXTENSION } from "./wire.js";
 
-export interface TaskMethodsOptions {
-  config: Config;
-  conductor(sessionId?: string): Promise<Conductor>;
-  scrub(text: string): string;
-  audit: AuditLog;
-}
+export type { TaskMethodsOptions };
 
 const TaskIdParams = z.looseObject({ taskId: z.string() });
 // The SDK lifts `inputResponses` out of a 2026-07-28 request's params (ctx.mcpReq.inputResponses).

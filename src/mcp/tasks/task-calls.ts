@@ -1,7 +1,9 @@
 // What answers tasks/get, tasks/update and tasks/cancel (methods.ts registers them): loaded on
 // the first of them, with the core it calls.
 import { ProtocolError, ProtocolErrorCode, type ElicitResult, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import type { Config } from "../../config.js";
 import type { Conductor } from "../../core/conductor.js";
+import type { AuditLog } from "../../core/governance/audit.js";
 import { UsageError } from "../../core/errors.js";
 import type { Delegation } from "../../core/ledger/delegations.js";
 import { QueuedMessageError } from "../../core/placement/send-cancel.js";
@@ -10,9 +12,16 @@ import { settle } from "../elicit.js";
 import { peerOf } from "../peer.js";
 import type { ToolContext } from "../tool-def.js";
 import { readInputMemory, writeInputMemory, type InputMemory } from "./input-memory.js";
-import type { TaskMethodsOptions } from "./methods.js";
 import { detailedTask } from "./task-view.js";
 import { declaresTasks, MISSING_CAPABILITY, TASKS_EXTENSION } from "./wire.js";
+
+/** What the tasks/* answers need of the server that registered them (methods.ts). */
+export interface TaskMethodsOptions {
+  config: Config;
+  conductor(sessionId?: string): Promise<Conductor>;
+  scrub(text: string): string;
+  audit: AuditLog;
+}
 
 export async function getTask(server: McpServer, o: TaskMethodsOptions, params: { taskId: string }, ctx: ServerContext) {
   requireExtension(server, ctx);
