@@ -161,19 +161,9 @@ export class FleetWorker {
     });
     await this.advertise();
     this.heartbeat = setInterval(() => void this.advertise().catch(() => undefined), HEARTBEAT_MS);
-    const lockDuration = this.o.lockMs ?? 30_000;
     for (const name of this.concurrency > 0 ? [ANY_QUEUE, ...this.roots.map(rootQueue)] : []) {
-      const worker = new Worker<TaskSpec, TaskOutcome>(name, (job, token) => this.process(job, token), {
-        connection: { url: this.settings.url, maxRetriesPerRequest: null },
-        prefix: this.settings.prefix,
-        // Each queue may fill every slot; the shared semaphore keeps the process at `concurrency`.
-        concurrency: this.concurrency,
-        lockDuration,
-        stalledInterval: this.o.stalledIntervalMs ?? lockDuration,
-        maxStalledCount: this.o.maxStalledCount ?? 2,
-      });
-      worker.on("error", (error) => this.log(`queue ${name}: ${error.message}`));
-      this.workers.push(worker);
+      // Each queue may fill every slot; the shared semaphore keeps the process at `concurrency`.
+      this.workers.push(this.bullWorker<TaskSpec, TaskOutcome>(name, (job, token) => this.process(job, token), this.concurrency));
     }
     if (this.walkCount > 0) {
       const c = this.o.conductor;
@@ -187,19 +177,26 @@ export class FleetWorker {
         queue: this.settings,
       });
       const audit = this.o.auditPath ? new AuditLog(this.o.auditPath) : undefined;
-      this.walkWorker = new Worker<WalkJobData, WalkJobResult>(WALK_QUEUE, (job, token) => this.walk(job, token, audit), {
-        connection: { url: this.settings.url, maxRetriesPerRequest: null },
-        prefix: this.settings.prefix,
-        concurrency: this.walkCount,
-        lockDuration,
-        stalledInterval: this.o.stalledIntervalMs ?? lockDuration,
-        maxStalledCount: this.o.maxStalledCount ?? 2,
-      });
-      this.walkWorker.on("error", (error) => this.log(`queue ${WALK_QUEUE}: ${error.message}`));
+      this.walkWorker = this.bullWorker<WalkJobData, WalkJobResult>(WALK_QUEUE, (job, token) => this.walk(job, token, audit), this.walkCount);
     }
     await Promise.all([...this.workers, ...(this.walkWorker ? [this.walkWorker] : [])].map((w) => w.waitUntilReady()));
     const tasks = this.concurrency > 0 ? `${[ANY_QUEUE, ...this.roots].join(", ")} with concurrency ${this.concurrency}` : "no tasks";
     this.log(`serving ${tasks}; ${this.walkCount} walk${this.walkCount === 1 ? "" : "s"} at once`);
+  }
+
+  /** A BullMQ worker on `name` of this fleet, with this worker's lock and stalled-job settings (the same for tasks and walks). */
+  private bullWorker<D, R>(name: string, work: (job: Job<D, R>, token?: string) => Promise<R>, concurrency: number): Worker<D, R> {
+    const lockDuration = this.o.lockMs ?? 30_000;
+    const worker = new Worker<D, R>(name, work, {
+      connection: { url: this.settings.url, maxRetriesPerRequest: null },
+      prefix: this.settings.prefix,
+      concurrency,
+      lockDuration,
+      stalledInterval: this.o.stalledIntervalMs ?? lockDuration,
+      maxStalledCount: this.o.maxStalledCount ?? 2,
+    });
+    worker.on("error", (error) => this.log(`queue ${name}: ${error.message}`));
+    return worker;
   }
 
   /** A walk job: the run walked here until it ends or stops at a sign-off (walk-job.ts). */
