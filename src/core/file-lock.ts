@@ -20,11 +20,15 @@ export async function takeLock(lockPath: string, what: string, options: LockOpti
   const deadline = Date.now() + timeoutMs;
   for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
     try {
+      const takenAt = Date.now();
       const handle = await open(lockPath, "wx", 0o600);
       await handle.writeFile(token);
       await handle.close();
       return async () => {
-        // Only remove our own lock: it may have been broken as stale and taken by another.
+        // Only remove our own lock: it may have been broken as stale and taken by another. Nobody
+        // breaks a live holder's lock younger than staleMs, so a lock held for less than half of
+        // it is still ours and needs no read (the usual case: a holder keeps it for milliseconds).
+        if (Date.now() - takenAt < staleMs / 2) return rm(lockPath, { force: true });
         const current = await readFile(lockPath, "utf8").catch(() => "");
         if (current === token) await rm(lockPath, { force: true });
       };

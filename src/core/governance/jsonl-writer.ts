@@ -178,8 +178,12 @@ export class JsonlWriter {
   }
 
   private async openForAppend(): Promise<{ handle: FileHandle; regular: boolean; ino: number; size: number }> {
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    const handle = await open(this.path, "a", 0o600);
+    // The folder is made when the open finds it missing, not before every flush.
+    const handle = await open(this.path, "a", 0o600).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error;
+      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+      return open(this.path, "a", 0o600);
+    });
     try {
       const info = await handle.stat();
       const regular = info.isFile();

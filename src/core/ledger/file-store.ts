@@ -27,6 +27,7 @@ export class FileLedgerStore implements LedgerStore {
   readonly dir: string;
   private readonly requests: string;
   private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly made = new Map<"records" | "requests", Promise<void>>();
   private sweptAt = 0;
 
   constructor(
@@ -46,12 +47,31 @@ export class FileLedgerStore implements LedgerStore {
     return join(this.requests, createHash("sha256").update(requestId).digest("hex"));
   }
 
+  /** Made once per store; made again when a write finds them gone (someone removed the state dir). */
+  private folders(withRequests: boolean): Promise<void> {
+    const key = withRequests ? "requests" : "records";
+    let made = this.made.get(key);
+    if (!made) {
+      made = (async () => {
+        await ensureStateDir(this.stateDir);
+        await ensureStateDir(this.dir);
+        if (withRequests) await ensureStateDir(this.requests);
+      })();
+      made.catch(() => this.made.delete(key));
+      this.made.set(key, made);
+    }
+    return made;
+  }
+
   async create(record: LedgerRecord): Promise<{ record: LedgerRecord; created: boolean }> {
     try {
-      await ensureStateDir(this.stateDir);
-      await ensureStateDir(this.dir);
-      if (record.requestId !== undefined) await ensureStateDir(this.requests);
-      await writeJsonAtomic(this.path(record.id), record);
+      await this.folders(record.requestId !== undefined);
+      await writeJsonAtomic(this.path(record.id), record).catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+        this.made.clear();
+        await this.folders(record.requestId !== undefined);
+        await writeJsonAtomic(this.path(record.id), record);
+      });
     } catch (error) {
       const e = error as NodeJS.ErrnoException;
       throw new Error(
@@ -120,7 +140,8 @@ export class FileLedgerStore implements LedgerStore {
         if (!current) return undefined;
         const next = change(current);
         if (!next) return current;
-        await writeJsonAtomic(path, next);
+        // The record exists (just read under the lock): a power loss may undo this rename, never tear the record.
+        await writeJsonAtomic(path, next, 0o600, { syncDir: false });
         return next;
       } finally {
         await release();

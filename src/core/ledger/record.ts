@@ -76,8 +76,12 @@ export function newDelegationId(): string {
   return `dlg_${randomBytes(16).toString("base64url")}`;
 }
 
+let self: Owner | undefined;
+
+/** This process as an owner; read once (its pid, host and start time do not change while it runs; /proc is read synchronously). */
 export function thisProcess(): Owner {
-  return { pid: process.pid, host: hostname(), startTime: processStartTime(process.pid) };
+  self ??= { pid: process.pid, host: hostname(), startTime: processStartTime(process.pid) };
+  return { ...self };
 }
 
 /** The owner is known to have died (same host, process gone or its pid reused); on another host nobody can tell. */
