@@ -112,9 +112,11 @@ async function* readEvents<E extends object>(
   const reader = stream.getReader();
   const decoder = new TextDecoder();
   let idleTimer: NodeJS.Timeout | undefined;
+  // One timer per stream, pushed back on each chunk (refresh: no new timer per chunk; with many
+  // sessions in flight a chunk comes every few milliseconds).
   const armIdle = () => {
-    clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => controller.abort(new Error(`event stream silent for ${Math.round(idleTimeoutMs / 1000)} s`)), idleTimeoutMs);
+    if (idleTimer) idleTimer.refresh();
+    else idleTimer = setTimeout(() => controller.abort(new Error(`event stream silent for ${Math.round(idleTimeoutMs / 1000)} s`)), idleTimeoutMs);
   };
   const onAbort = () => void reader.cancel().catch(() => undefined);
   controller.signal.addEventListener("abort", onAbort, { once: true });
