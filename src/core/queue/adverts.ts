@@ -1,6 +1,7 @@
 // Workers advertise themselves in Redis (host, roots served, concurrency, running tasks, heartbeat)
 // with a short expiry, so oc_status and `queue ls` list the live fleet and a dead worker drops off.
 import type { Redis } from "ioredis";
+import { execAll } from "./multi.js";
 import type { FleetKeys } from "./names.js";
 
 export const HEARTBEAT_MS = 5_000;
@@ -23,11 +24,11 @@ export interface WorkerAdvert {
 }
 
 export async function writeAdvert(redis: Redis, keys: FleetKeys, advert: WorkerAdvert): Promise<void> {
-  await redis.multi().set(keys.worker(advert.id), JSON.stringify(advert), "EX", ADVERT_TTL_S).sadd(keys.workers, advert.id).exec();
+  await execAll(redis.multi().set(keys.worker(advert.id), JSON.stringify(advert), "EX", ADVERT_TTL_S).sadd(keys.workers, advert.id), "writing the advert");
 }
 
 export async function removeAdvert(redis: Redis, keys: FleetKeys, id: string): Promise<void> {
-  await redis.multi().del(keys.worker(id)).srem(keys.workers, id).exec();
+  await execAll(redis.multi().del(keys.worker(id)).srem(keys.workers, id), "removing the advert");
 }
 
 export async function readWorkers(redis: Redis, keys: FleetKeys): Promise<WorkerAdvert[]> {

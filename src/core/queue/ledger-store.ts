@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { LedgerRecord } from "../ledger/record.js";
 import { MAX_OPEN_MS, type LedgerStore } from "../ledger/store.js";
+import { execAll } from "./multi.js";
 import type { QueueConnection } from "./redis-connection.js";
 
 const MAX_UPDATE_TRIES = 20;
@@ -44,8 +45,16 @@ export class RedisLedgerStore implements LedgerStore {
     await this.conn.reachable();
     const redis = this.conn.redis;
     const ttl = this.ttlS(record);
-    await redis.multi().set(this.key(record.id), JSON.stringify(record), "EX", ttl).zadd(this.index, Date.parse(record.createdAt), record.id).exec();
-    void redis.zremrangebyscore(this.index, "-inf", Date.now() - Math.max(this.retentionMs, MAX_OPEN_MS)).catch(() => undefined);
+    // Index entries of records whose keys expired are trimmed in the same transaction (a failed trim is the create's failure, not lost).
+    const oldest = Date.now() - Math.max(this.retentionMs, MAX_OPEN_MS);
+    await execAll(
+      redis
+        .multi()
+        .set(this.key(record.id), JSON.stringify(record), "EX", ttl)
+        .zadd(this.index, Date.parse(record.createdAt), record.id)
+        .zremrangebyscore(this.index, "-inf", oldest),
+      "writing the delegation record",
+    );
     if (record.requestId === undefined) return { record, created: true };
     const claim = this.claimKey(record.requestId);
     for (let attempt = 0; attempt < 3; attempt++) {

@@ -6,6 +6,7 @@
 // lives there, in a key of its own that no listing, advert or answer shows.
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
+import { execAll } from "./multi.js";
 import type { FleetKeys } from "./names.js";
 
 export interface ServerAccess {
@@ -28,7 +29,7 @@ function parse(raw: string | null): ServerAccess | undefined {
 /** Puts (or renews) the worker's server in the table for `ttlS` seconds. */
 export async function registerServer(redis: Redis, keys: FleetKeys, access: ServerAccess, ttlS: number): Promise<void> {
   const id = serverId(access.url);
-  await redis.multi().set(keys.server(id), JSON.stringify(access), "EX", ttlS).sadd(keys.servers, id).exec();
+  await execAll(redis.multi().set(keys.server(id), JSON.stringify(access), "EX", ttlS).sadd(keys.servers, id), "writing the server entry");
 }
 
 export async function serverAccess(redis: Redis, keys: FleetKeys, url: string): Promise<ServerAccess | undefined> {

@@ -22,7 +22,8 @@ import { guardedEnv, guardRules } from "../policy/guard-rails.js";
 import { permissionRules } from "../policy/permissions.js";
 import type { BlockedHandler } from "../turns/blocked.js";
 import { AnsweredElsewhere } from "../turns/pending-requests.js";
-import { writeAdvert, removeAdvert, HEARTBEAT_MS, type WorkerAdvert } from "./adverts.js";
+import { FailureStreak, failureText, type StreakFailure } from "../failure-streak.js";
+import { writeAdvert, removeAdvert, ADVERT_TTL_S, HEARTBEAT_MS, type WorkerAdvert } from "./adverts.js";
 import { clearTask, publishAnswered, publishAsked } from "./approvals.js";
 import { AttemptLog, AttemptSuperseded, type Attempt } from "./attempts.js";
 import { readSpend, sharedSpend } from "./batch-budget.js";
@@ -78,6 +79,9 @@ export interface FleetWorkerOptions {
   id?: string;
   /** Take at most this many jobs (tasks and walks), then stop taking more (`drained` resolves once they have ended): one pod per task or per run. */
   maxJobs?: number;
+  /** How often the worker renews its advert, server entry and provider slots (default 5 s; at most half the advert's 20 s life). */
+  heartbeatMs?: number;
+  /** Where the worker says what it does and what failed (the CLI: its stderr). */
   log?: (line: string) => void;
 }
 
@@ -113,6 +117,11 @@ export class FleetWorker {
   private free: number;
   private waiters: Array<() => void> = [];
   private heartbeat?: NodeJS.Timeout;
+  private readonly heartbeatMs: number;
+  /** The heartbeat's writes: a failure said once per streak, and when it works again. */
+  private readonly beats: FailureStreak;
+  /** The last error of the connection to Redis (cleared when it is ready again), to say why a write does not answer. */
+  private redisError?: string;
   private stopEvents?: () => void;
   private readonly startedAt = new Date().toISOString();
   private readonly allowance: JobAllowance;
@@ -125,8 +134,10 @@ export class FleetWorker {
     this.id = o.id ?? `${this.host}-${process.pid}-${randomUUID().slice(0, 4)}`;
     this.redis = new Redis(this.settings.url, { maxRetriesPerRequest: null });
     this.sub = new Redis(this.settings.url, { maxRetriesPerRequest: null });
-    this.redis.on("error", () => undefined);
-    this.sub.on("error", () => undefined);
+    // ioredis reconnects by itself; its last error names why a heartbeat gets no answer meanwhile.
+    this.redis.on("error", (error: Error) => (this.redisError = failureText(error, 200)));
+    this.redis.on("ready", () => (this.redisError = undefined));
+    this.sub.on("error", () => undefined); // the subscriber's outage is the same one, said by the heartbeat
     this.events = new FleetEvents(this.settings.url, this.keys.events);
     this.attempts = new AttemptLog(this.redis, this.keys, this.settings.ttlS);
     this.slots = new ProviderSlots(this.redis, this.keys);
@@ -137,6 +148,29 @@ export class FleetWorker {
     this.access = o.opencode ?? { url: o.conductor.engine.url };
     this.allowance = new JobAllowance(o.maxJobs);
     this.drained = this.allowance.spent;
+    this.heartbeatMs = o.heartbeatMs ?? HEARTBEAT_MS;
+    const maxBeatMs = (ADVERT_TTL_S * 1000) / 2;
+    if (!Number.isInteger(this.heartbeatMs) || this.heartbeatMs < 50 || this.heartbeatMs > maxBeatMs)
+      throw new Error(`heartbeatMs must be an integer from 50 to ${maxBeatMs} (got ${String(o.heartbeatMs).slice(0, 40)})`);
+    this.beats = new FailureStreak("heartbeat (advert, server entry, provider slots)", (line) => this.log(line), {
+      boundMs: this.heartbeatMs,
+      from: "Redis",
+      cause: () => this.redisError,
+    });
+  }
+
+  /** The heartbeat failing now (since when, why), or undefined while it works: other processes see this worker's advert expire meanwhile. */
+  get heartbeatFailure(): StreakFailure | undefined {
+    return this.beats.failing;
+  }
+
+  /** A one-off write whose failure is logged (what, and the error), never thrown: the caller goes on as before. */
+  private async reported(what: string, write: Promise<unknown>): Promise<void> {
+    try {
+      await write;
+    } catch (error) {
+      this.log(`${what} failed: ${failureText(error)}`);
+    }
   }
 
   private log(line: string): void {
@@ -157,10 +191,10 @@ export class FleetWorker {
     // Another worker asks whether an attempt it is taking over still runs here (reattach.ts).
     this.stopEvents = await this.events.listen((e) => {
       if (e.type !== "holds" || !this.running.get(e.taskId)?.some((r) => r.attempt.n === e.n)) return;
-      void publish(this.redis, this.keys.events, { type: "held", taskId: e.taskId, n: e.n, worker: this.id }).catch(() => undefined);
+      void this.reported(`held reply for ${e.taskId}`, publish(this.redis, this.keys.events, { type: "held", taskId: e.taskId, n: e.n, worker: this.id }));
     });
     await this.advertise();
-    this.heartbeat = setInterval(() => void this.advertise().catch(() => undefined), HEARTBEAT_MS);
+    this.heartbeat = setInterval(() => void this.beats.run(() => this.advertise()), this.heartbeatMs);
     for (const name of this.concurrency > 0 ? [ANY_QUEUE, ...this.roots.map(rootQueue)] : []) {
       // Each queue may fill every slot; the shared semaphore keeps the process at `concurrency`.
       this.workers.push(this.bullWorker<TaskSpec, TaskOutcome>(name, (job, token) => this.process(job, token), this.concurrency));
@@ -210,7 +244,7 @@ export class FleetWorker {
     this.log(`walk ${job.data.runId} (job ${job.id})`);
     try {
       const { runWalkJob } = await import("../workflows/walk-job.js");
-      const result = await runWalkJob(this.walker!, job.data, job.id!, audit);
+      const result = await runWalkJob(this.walker!, job.data, job.id!, audit, (line) => this.log(line));
       this.log(`walked ${job.data.runId}: ${result.superseded ? "superseded by a newer walk job" : result.status}`);
       return result;
     } catch (error) {
@@ -293,7 +327,7 @@ export class FleetWorker {
       this.slots.hold(provider, taskId);
       return await this.run(job, spec, begun.attempt, begun.earlier);
     } finally {
-      await this.slots.release(taskId).catch(() => undefined);
+      await this.reported(`releasing ${taskId}'s provider slot`, this.slots.release(taskId));
       this.unslot();
       if (counted) this.allowance.end();
     }
@@ -353,7 +387,7 @@ export class FleetWorker {
         o.signal?.addEventListener("abort", done, { once: true });
       });
       const answered = o.signal?.reason instanceof AnsweredElsewhere;
-      if (answered) await publishAnswered(this.redis, this.keys, taskId, request.id).catch(() => undefined);
+      if (answered) await this.reported(`publishing ${request.id} answered`, publishAnswered(this.redis, this.keys, taskId, request.id));
       return answered ? "handled" : "return";
     };
   }
@@ -368,7 +402,12 @@ export class FleetWorker {
     this.running.set(taskId, [...(this.running.get(taskId) ?? []), mine]);
     const retentionS = spec.retentionS ?? this.settings.ttlS;
     const ceiling = Date.now() + (this.o.taskTimeoutMs ?? 3600_000);
-    const onProgress = (p: Parameters<NonNullable<Parameters<Conductor["delegate"]>[0]["onProgress"]>>[0]) => void job.updateProgress(p).catch(() => undefined);
+    const progress = new FailureStreak(`progress of ${taskId}`, (line) => this.log(line), {
+      boundMs: this.heartbeatMs,
+      from: "Redis",
+      cause: () => this.redisError,
+    });
+    const onProgress = (p: Parameters<NonNullable<Parameters<Conductor["delegate"]>[0]["onProgress"]>>[0]) => void progress.run(() => job.updateProgress(p));
     let checkout: Checkout | undefined;
     let budget: Budget | undefined;
     try {
@@ -484,13 +523,13 @@ export class FleetWorker {
       if (error instanceof AttemptSuperseded) {
         // Another worker holds the task now: its row is not ours to write; the session never got a prompt.
         this.log(`stop ${taskId}: ${error.message}`);
-        if (error.sessionId) await this.o.conductor.engine.remove(error.sessionId).catch(() => undefined);
+        if (error.sessionId) await this.reported(`removing session ${error.sessionId}`, this.o.conductor.engine.remove(error.sessionId));
         throw error;
       }
       attempt.outcome = "failed";
       attempt.endedAt = new Date().toISOString();
       attempt.reason = (error as Error).message.slice(0, 500);
-      await this.attempts.update(taskId, attempt).catch(() => undefined);
+      await this.reported(`recording attempt ${attempt.n} of ${taskId} as failed`, this.attempts.update(taskId, attempt));
       this.log(`failed ${taskId}: ${attempt.reason}`);
       throw error;
     } finally {
@@ -498,9 +537,9 @@ export class FleetWorker {
       const left = (this.running.get(taskId) ?? []).filter((r) => r !== mine);
       if (left.length) this.running.set(taskId, left);
       else this.running.delete(taskId);
-      await clearTask(this.redis, this.keys, taskId).catch(() => undefined);
-      void publish(this.redis, this.keys.events, { type: "released", taskId, n: attempt.n }).catch(() => undefined);
-      if (checkout) await removeCheckout(checkout).catch(() => undefined);
+      await this.reported(`clearing ${taskId}'s approvals`, clearTask(this.redis, this.keys, taskId));
+      void this.reported(`publishing ${taskId} released`, publish(this.redis, this.keys.events, { type: "released", taskId, n: attempt.n }));
+      if (checkout) await this.reported(`removing ${taskId}'s checkout`, removeCheckout(checkout));
     }
   }
 
@@ -509,7 +548,13 @@ export class FleetWorker {
     clearInterval(this.heartbeat);
     await Promise.all([...this.workers, ...(this.walkWorker ? [this.walkWorker] : [])].map((w) => w.close(force).catch(() => undefined)));
     this.walker?.close();
-    await removeAdvert(this.redis, this.keys, this.id).catch(() => undefined);
+    // Bounded: with Redis away the command would wait for it forever and the worker never stop (the advert expires by itself).
+    const leaving = new FailureStreak("removing the advert", (line) => this.log(line), {
+      boundMs: this.heartbeatMs,
+      from: "Redis",
+      cause: () => this.redisError,
+    });
+    await leaving.run(() => removeAdvert(this.redis, this.keys, this.id));
     this.stopEvents?.();
     this.events.close();
     for (const peer of this.peers.values()) peer.close();

@@ -323,7 +323,17 @@ class Runs implements WorkflowsApi {
   private walk(id: string): void {
     if (this.walking.has(id)) return;
     const stop = new AbortController();
-    const done = this.store().then((store) => beating(store, id, () => walk({ host: this.host, store, audit: this.audit, signal: stop.signal }, id)));
+    // No log of its own in process: a failing heartbeat goes to the audit trail (when there is one) and stderr.
+    const log = (line: string, state: "failing" | "recovered") => {
+      process.stderr.write(`opencode-conductor: ${line}\n`);
+      void this.audit?.append({
+        tool: "workflow",
+        outcome: state === "failing" ? "error" : "ok",
+        ...(state === "failing" ? { error: line } : {}),
+        detail: { run: id, heartbeat: line },
+      });
+    };
+    const done = this.store().then((store) => beating(store, id, () => walk({ host: this.host, store, audit: this.audit, signal: stop.signal }, id), { log }));
     const entry = { done, stop };
     this.walking.set(id, entry);
     const over = () => {

@@ -6,6 +6,7 @@
 // retention (OPENCODE_CONDUCTOR_QUEUE_TTL_S).
 import type { Redis } from "ioredis";
 import { MAX_OPEN_MS } from "../ledger/store.js";
+import { execAll } from "../queue/multi.js";
 import type { WorkflowRun } from "./run-record.js";
 import type { RunRecords } from "./run-records.js";
 
@@ -45,10 +46,17 @@ export class RedisRunStore implements RunRecords {
   async create(run: WorkflowRun): Promise<void> {
     await this.conn.reachable();
     const redis = this.conn.redis;
-    await redis.multi().set(this.key(run.id), JSON.stringify(run), "EX", this.ttlS(run)).zadd(this.index, Date.parse(run.createdAt), run.id).exec();
-    // Index entries of runs whose keys expired: dropped once they are older than any run is kept.
+    // Index entries of runs whose keys expired: dropped once they are older than any run is kept,
+    // in the same transaction (a failed trim is the create's failure, not lost).
     const oldest = Date.now() - Math.max(this.conn.settings.ttlS * 1000, MAX_OPEN_MS);
-    void redis.zremrangebyscore(this.index, "-inf", oldest).catch(() => undefined);
+    await execAll(
+      redis
+        .multi()
+        .set(this.key(run.id), JSON.stringify(run), "EX", this.ttlS(run))
+        .zadd(this.index, Date.parse(run.createdAt), run.id)
+        .zremrangebyscore(this.index, "-inf", oldest),
+      "writing the workflow run",
+    );
   }
 
   async get(id: string): Promise<WorkflowRun | undefined> {

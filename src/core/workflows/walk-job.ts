@@ -17,7 +17,9 @@ export async function runWalkJob(
   host: PlacementHost & { readonly worktrees?: Worktrees },
   data: WalkJobData,
   jobId: string,
-  audit?: AuditLog,
+  audit: AuditLog | undefined,
+  /** The worker's log: where a failing heartbeat of the run is said. */
+  log: (line: string) => void,
 ): Promise<WalkJobResult> {
   const queue = host.taskQueue();
   if (!queue) throw new Error("A walk job needs a conductor with the fleet's queue.");
@@ -29,6 +31,6 @@ export async function runWalkJob(
   // Never aborted: walk() takes an aborted signal for a cancel, and a cancel reaches this walk
   // through the record (cancelRequestedAt) and the interrupted turns of its step instead.
   const signal = new AbortController().signal;
-  const walked = await beating(store, run.id, () => walk({ host, store, audit, signal }, run.id));
+  const walked = await beating(store, run.id, () => walk({ host, store, audit, signal }, run.id), { log });
   return { runId: walked.id, status: walked.status };
 }
