@@ -1,7 +1,7 @@
 // What the delegation ledger adds to each start in the state dir (the MCP server's case): the
 // record's claim with a request id, the session's attach (before the prompt) and the owner's end
 // (before the call answers), each a crash-safe write (temp file, fsync, rename). Median and p90
-// of 200 starts in a temp dir on this machine's disk.
+// of 200 starts in a temp dir on this machine's disk, and the CPU all three took per start.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), "occ-bench-ledger-"));
 try {
   const ledger = new Ledger(async () => new FileLedgerStore(dir));
   const times: Array<[number, number, number]> = [];
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < N; i++) {
     const a = performance.now();
     const { record } = await ledger.claim({ kind: "delegate", requestId: `bench-${i}`, origin: "bench", placement: "here", size: 1 });
@@ -22,6 +23,7 @@ try {
     await ledger.settle(record.id, { status: "completed", at: new Date().toISOString() }, { owner: true });
     times.push([b - a, performance.now() - c, c - b]);
   }
+  const cpu = process.cpuUsage(cpu0);
   const at = (k: 0 | 1 | 2, q: number) => {
     const sorted = times.map((t) => t[k]).sort((x, y) => x - y);
     return sorted[Math.floor(q * (N - 1))]!.toFixed(1);
@@ -32,6 +34,8 @@ try {
     ["settle the end", 1],
   ] as const)
     console.log(`${name.padEnd(26)} median ${at(k, 0.5)} ms  p90 ${at(k, 0.9)} ms`);
+  // This process's CPU (the event loop, the thread pool's system calls and the kernel's work for them) per start.
+  console.log(`CPU per start (all three)  ${((cpu.user + cpu.system) / 1000 / N).toFixed(2)} ms (${(cpu.system / 1000 / N).toFixed(2)} ms of it in the kernel)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
