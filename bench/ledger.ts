@@ -35,7 +35,9 @@ try {
   ] as const)
     console.log(`${name.padEnd(26)} median ${at(k, 0.5)} ms  p90 ${at(k, 0.9)} ms`);
   // This process's CPU (the event loop, the thread pool's system calls and the kernel's work for them) per start.
-  console.log(`CPU per start (all three)  ${((cpu.user + cpu.system) / 1000 / N).toFixed(2)} ms (${(cpu.system / 1000 / N).toFixed(2)} ms of it in the kernel)`);
+  console.log(
+    `CPU per start (all three)  ${((cpu.user + cpu.system) / 1000 / N).toFixed(2)} ms (${(cpu.system / 1000 / N).toFixed(2)} ms of it in the kernel)`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
