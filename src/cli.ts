@@ -3,6 +3,8 @@
 import { parseArgs } from "node:util";
 import { endQuietlyOnClosedPipe, keepRunningOnClosedPipe } from "./closed-pipe.js";
 import { VERSION } from "./version.js";
+import { compileWasmWithLiftoffOnly } from "./wasm-tiering.js";
+import { capYoungGeneration } from "./young-generation.js";
 
 const HELP = `opencode-conductor ${VERSION}: hand coding work to opencode agents over MCP.
 
@@ -64,6 +66,10 @@ const WARM_AFTER_MS = 2_000;
 
 async function main(): Promise<number> {
   endQuietlyOnClosedPipe();
+  // Resident memory (docs/performance.md, "bench:scale"): no TurboFan compile of fetch's HTTP parser
+  // (before the first fetch), and a young generation of at most 4 MB per semi-space.
+  compileWasmWithLiftoffOnly();
+  capYoungGeneration();
   if (process.argv[2] === "install" || process.argv[2] === "uninstall") {
     const verb = process.argv[2];
     const [{ ConfigError, loadConfig }, { installCommand }] = await Promise.all([import("./config.js"), import("./install-cli.js")]);

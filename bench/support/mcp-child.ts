@@ -13,6 +13,7 @@ import { CLI, toolCallOf, type ToolCall } from "../../test/support/mcp-client.js
 import { scratchHome } from "../../test/support/scratch-home.js";
 
 const PROBE = fileURLToPath(new URL("./heap-probe.mjs", import.meta.url));
+const MEMORY_PROBE = fileURLToPath(new URL("./memory-probe.mjs", import.meta.url));
 const TICKS_PER_S = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
 export interface McpChild {
@@ -44,7 +45,11 @@ export async function startMcpChild(server: { url: string; password: string; dir
   const stateDir = join(work, "state");
   // BENCH_CPU_PROF=DIR: a V8 CPU profile of the server lands in DIR when it exits (for looking into a figure).
   const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const node = [process.execPath, "--expose-gc", ...profile, "--import", PROBE, CLI];
+  // BENCH_MEMORY_FILE=PATH: what the server's resident memory is made of, sampled (memory-probe.mjs).
+  const memory = process.env.BENCH_MEMORY_FILE ? ["--import", MEMORY_PROBE] : [];
+  // BENCH_NODE_FLAGS="--flag ...": V8/Node flags for the server (for comparing a flag's effect on a figure).
+  const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const node = [process.execPath, ...flags, "--expose-gc", ...profile, "--import", PROBE, ...memory, CLI];
   const [command, ...args] = options.cpus ? ["taskset", "-c", options.cpus, ...node] : node;
   const transport = new StdioClientTransport({
     command: command!,
@@ -59,6 +64,9 @@ export async function startMcpChild(server: { url: string; password: string; dir
       BENCH_HEAP_FILE: heapFile,
       // BENCH_HEAP_SNAPSHOTS=DIR: a V8 heap snapshot lands in DIR at each heap reading (for a diff).
       ...(process.env.BENCH_HEAP_SNAPSHOTS ? { BENCH_HEAP_SNAPSHOTS: process.env.BENCH_HEAP_SNAPSHOTS } : {}),
+      ...(process.env.BENCH_MEMORY_FILE ? { BENCH_MEMORY_FILE: process.env.BENCH_MEMORY_FILE } : {}),
+      // BENCH_CHILD_ENV="NAME=VALUE ...": more variables for the server (e.g. MALLOC_ARENA_MAX, for a comparison).
+      ...Object.fromEntries((process.env.BENCH_CHILD_ENV?.split(" ").filter(Boolean) ?? []).map((kv) => kv.split("=", 2) as [string, string])),
       ...options.env,
     },
     stderr: "pipe",
