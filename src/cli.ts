@@ -61,7 +61,7 @@ Environment:
   OPENCODE_CONDUCTOR_CONSOLE=1            also start the web console (stopped when this server exits)
   OPENCODE_CONDUCTOR_DEBUG=1              print how the opencode server was found or started to stderr`;
 
-/** When the core and the rest of the SDK's schemas load if no call has needed them yet: after a client's opening requests. */
+/** When the core, the rest of the SDK's schemas and the skill's catalog load if no call has needed them yet: after a client's opening requests. */
 const WARM_AFTER_MS = 2_000;
 
 async function main(): Promise<number> {
@@ -153,27 +153,22 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  // The delegation skill over MCP, read while the server's modules load (it is a few KB, in this package).
-  const skillsRead = import("./mcp/skills.js").then(({ packageSkills }) =>
-    packageSkills((message) => process.stderr.write(`opencode-conductor: skill: ${message}\n`)).catch((error: Error) => {
-      process.stderr.write(`opencode-conductor: the delegation skill is not served over MCP: ${error.message}\n`);
-      return undefined;
-    }),
-  );
   // Loaded only now, so --help, --version and flag errors answer without loading the server.
   const [
     { ConfigError, loadConfig },
     { lazyConnection },
     { assertSomeTools, createServer },
-    { consoleCommandLine, startConsoleChild },
+    { consoleCommandLine },
     { recentSessionsOf },
+    { lazySkills },
     { preloadSchemas },
   ] = await Promise.all([
     import("./config.js"),
     import("./mcp/lazy-connection.js"),
     import("./mcp/server.js"),
-    import("./console/console-child.js"),
+    import("./console/console-command-line.js"),
     import("./mcp/recent-sessions.js"),
+    import("./mcp/lazy-skills.js"),
     import("@modelcontextprotocol/server"),
   ]);
 
@@ -194,14 +189,19 @@ async function main(): Promise<number> {
   keepRunningOnClosedPipe(); // a client gone is seen on stdin; a closed log reader is no reason to stop
   // The core loads after the server is up (lazy-connection.ts): no list call needs it.
   const connection = lazyConnection(config);
-  // Served from the first client on: the server is built with it.
-  const skills = await skillsRead;
+  // The delegation skill over MCP: declared from the first client on, its catalog (the file read and
+  // hashed, the SDK's extension) built on the first request that needs it (lazy-skills.ts).
+  const skills = lazySkills(
+    () => import("./mcp/skills.js").then(({ packageSkills }) => packageSkills((message) => process.stderr.write(`opencode-conductor: skill: ${message}\n`))),
+    (error) => process.stderr.write(`opencode-conductor: the delegation skill is not served over MCP: ${error.message}\n`),
+  );
   // The SDK builds its wire schemas on first use, of the era a client speaks: a client's opening
   // requests build what they need (as on any SDK server); the rest, both eras' every method, is
-  // built once those are answered, with the core (docs/performance.md, "Start-up" and "Lists").
+  // built once those are answered, with the core and the skill's catalog (docs/performance.md, "Start-up" and "Lists").
   setTimeout(() => {
     preloadSchemas();
     connection.warm();
+    skills.warm();
   }, WARM_AFTER_MS).unref();
   const build = () => createServer({ config, conductor: connection.conductor, connection, secrets: connection.secrets, skills });
   // Built before the first client speaks: a process's first server takes ~50 ms (its tools' schemas
@@ -258,7 +258,10 @@ async function main(): Promise<number> {
   // The web console is its own process (one console sees every MCP server); say how to open it, or start it.
   const webConsole =
     process.env.OPENCODE_CONDUCTOR_CONSOLE === "1"
-      ? startConsoleChild(process.argv[1]!, { ...process.env, ...(config.httpToken ? { OPENCODE_CONDUCTOR_HTTP_TOKEN: config.httpToken } : {}) })
+      ? (await import("./console/console-child.js")).startConsoleChild(process.argv[1]!, {
+          ...process.env,
+          ...(config.httpToken ? { OPENCODE_CONDUCTOR_HTTP_TOKEN: config.httpToken } : {}),
+        })
       : undefined;
   if (webConsole) {
     webConsole.url.then(

@@ -1,22 +1,8 @@
-// The MCP server's side of the console: the command that opens it (for oc_status and the startup
-// log line), and with OPENCODE_CONDUCTOR_CONSOLE=1 a console child that lives as long as the server.
+// With OPENCODE_CONDUCTOR_CONSOLE=1, the MCP server's console: a child that lives as long as the
+// server. Loaded only then (node:child_process and node:readline cost a start a few ms); the command
+// that opens a console is console-command-line.ts.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
-import { detectLaunch, type Launch } from "../install/launch-command.js";
-
-/**
- * What to run to watch this server's work: this installation's own command (a clone's `node
- * …/dist/cli.js`, a global install's `opencode-conductor`, npx only when it was started by npx),
- * so the line runs as printed; the same state dir, named when it was set.
- */
-export function consoleCommandLine(env: NodeJS.ProcessEnv = process.env, launch: Launch = detectLaunch(undefined, env.PATH ?? "")): string {
-  const dir = env.OPENCODE_CONDUCTOR_STATE_DIR;
-  const command = [launch.command, ...launch.args].map(shellWord).join(" ");
-  return `${dir ? `OPENCODE_CONDUCTOR_STATE_DIR=${JSON.stringify(dir)} ` : ""}${command} console --open`;
-}
-
-/** A word as a POSIX shell reads it back: plain when it is safe, else double-quoted. */
-const shellWord = (word: string) => (/^[\w./@:=+-]+$/.test(word) ? word : JSON.stringify(word));
 
 export interface ConsoleChild {
   pid: number | undefined;

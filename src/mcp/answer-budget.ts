@@ -5,7 +5,6 @@
 // The whole answer is kept (the last KEPT_ANSWERS, in memory) and read in pages of the budget as a
 // resource, `opencode://answer/{answer_id}/{text|data}/{page}`; the cut answer says so in `overflow`
 // (`text`, `data`: each part's first page) and links the first page of the part that did not fit.
-import { randomUUID } from "node:crypto";
 import { ResourceTemplate, type CallToolResult, type McpServer } from "@modelcontextprotocol/server";
 import { UsageError } from "../core/errors.js";
 
@@ -28,7 +27,8 @@ export class KeptAnswers {
   private readonly answers = new Map<string, Kept>();
 
   keep(answer: Kept): string {
-    const id = randomUUID();
+    // Web Crypto's (global in Node ≥ 19), not node:crypto's: it loads on the first cut answer, not at start.
+    const id = globalThis.crypto.randomUUID();
     this.answers.set(id, answer);
     if (this.answers.size > KEPT_ANSWERS) this.answers.delete(this.answers.keys().next().value!);
     return id;

@@ -1,6 +1,7 @@
 // Which tool calls are audited, and what their audit line says: as each tool declares (ToolDef.audit);
 // by default every call of a tool that is not read-only.
-import { digestPrompt, type AuditEntry } from "../core/governance/audit.js";
+import type { AuditEntry } from "../core/governance/audit.js";
+import { digestPrompt } from "../core/governance/prompt-digest.js";
 import type { ToolDef } from "./tool-def.js";
 
 type Args = Record<string, unknown>;

@@ -18,7 +18,7 @@ import {
   type PendingQuestion,
   type PendingRequest,
 } from "../core/model/pending-request.js";
-import { digestPrompt } from "../core/governance/audit.js";
+import { digestPrompt } from "../core/governance/prompt-digest.js";
 import type { BlockedHandler } from "../core/turns/blocked.js";
 import { AnsweredElsewhere } from "../core/turns/pending-requests.js";
 import type { Conductor } from "../core/conductor.js";

@@ -1,7 +1,6 @@
 // Builds the MCP server: the tools of the configured toolsets (read-only ones only in read-only
 // mode), server instructions, logging, session and audit resources, delegation prompts. Nothing here contacts opencode: the first tool call connects.
 import { McpServer } from "@modelcontextprotocol/server";
-import type { SkillsExtension } from "@modelcontextprotocol/server/ext/skills";
 import type { Tool } from "@modelcontextprotocol/server";
 import { ConfigError, DEFAULT_TOOLSETS, type Config } from "../config.js";
 import { AuditLog } from "../core/governance/audit.js";
@@ -24,6 +23,7 @@ import type { ToolDef } from "./tool-def.js";
 import { toolListing } from "./listing/compact-listing.js";
 import { BUILT_TOOLS, type BuiltTool } from "./listing/built-tools.js";
 import { instructionsFor } from "./instructions.js";
+import type { ServedSkills } from "./lazy-skills.js";
 
 /** The instructions of the CLI's server with the default toolsets (each server sends those of its own tools). */
 export const INSTRUCTIONS = instructionsFor(selectTools({ toolsets: DEFAULT_TOOLSETS, readOnly: false }), true);
@@ -38,8 +38,8 @@ export interface ServerOptions {
   secrets?: () => string[];
   /** Default: the file of OPENCODE_CONDUCTOR_AUDIT (or none when `off`). */
   audit?: AuditLog;
-  /** Skills served over MCP (skills.ts `packageSkills()`: the delegation skill); none without. */
-  skills?: SkillsExtension;
+  /** Skills served over MCP (lazy-skills.ts over skills.ts `packageSkills()`: the delegation skill); none without. */
+  skills?: ServedSkills;
 }
 
 /** Refuses a configuration that would leave a client with no tools at all. */

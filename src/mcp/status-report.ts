@@ -5,7 +5,7 @@ import { serverStatus } from "../core/catalog/status.js";
 import { featureDetection } from "../core/engine/server/feature-guard.js";
 import { changedOperations } from "../core/engine/server/spec-changes.js";
 import { loadV2Pin, serverSpec, specFromDocument } from "../core/engine/server/spec.js";
-import { consoleCommandLine } from "../console/console-child.js";
+import { consoleCommandLine } from "../console/console-command-line.js";
 import type { ToolAnswer, ToolContext } from "./tool-def.js";
 import type { QueueStatus } from "../core/queue/status.js";
 import { checkTrails, trailsOf, unwritableText } from "../core/governance/trail-health.js";

@@ -2,8 +2,8 @@
 // write() per line through an O_APPEND descriptor, so concurrent writers never interleave lines;
 // rotated by size (segments.ts) and read from its end in pages (jsonl-tail.ts).
 // Entries never hold a secret or a full prompt: a prompt is kept as its hash, length and first line.
-import { createHash } from "node:crypto";
 import { validId } from "../inputs/ids.js";
+import type { PromptDigest } from "./prompt-digest.js";
 import { auditTime } from "./audit-time.js";
 import { cursorAt, cursorText, linesBackward, parseCursor, TIME_SLACK_MS } from "./jsonl-tail.js";
 import { sharedWriter, type JsonlWriter, type Written } from "./jsonl-writer.js";
@@ -28,17 +28,6 @@ export interface AuditEntry {
   prompt?: PromptDigest;
   /** Anything else worth keeping (e.g. the operation of oc_api, a fallback switch). */
   detail?: Record<string, unknown>;
-}
-
-export interface PromptDigest {
-  sha256: string;
-  length: number;
-  first_line: string;
-}
-
-export function digestPrompt(text: string): PromptDigest {
-  const first = text.split("\n", 1)[0] ?? "";
-  return { sha256: createHash("sha256").update(text).digest("hex"), length: text.length, first_line: first.length > 120 ? `${first.slice(0, 117)}...` : first };
 }
 
 /** Longest string an audit line keeps (an id, a path, an error); garbage input must not make a huge line. */

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
-import { consoleCommandLine } from "../../../src/console/console-child.js";
+import { consoleCommandLine } from "../../../src/console/console-command-line.js";
 import { CLI } from "../../support/mcp-client.js";
 import { scratchEnv } from "../../support/scratch-home.js";
 

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AuditLog, MAX_LINE, digestPrompt, formatAuditEntry, readAudit } from "../../../src/core/governance/audit.js";
+import { AuditLog, MAX_LINE, formatAuditEntry, readAudit } from "../../../src/core/governance/audit.js";
+import { digestPrompt } from "../../../src/core/governance/prompt-digest.js";
 
 const dirs: string[] = [];
 function tempPath(): string {
