@@ -222,8 +222,15 @@ async function inFlight(m: Major): Promise<void> {
         id = String(r.data.session_id);
       }
       const t1 = now();
+      // The observer's own event stream may bring the end a moment after the MCP server's did.
+      if (m.seen.get(id)?.ended === undefined) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 30_000);
+          m.onEnd.set(id, () => (clearTimeout(timer), resolve()));
+        });
+      }
       const ended = m.seen.get(id)?.ended;
-      if (ended === undefined) throw new Error(`${kind} ${i}: the observer missed the turn's end`);
+      if (ended === undefined) throw new Error(`${kind} ${i}: the observer saw no end of the turn within 30 s of the answer`);
       share[kind].push(
         outsideOpencode(
           t0,
