@@ -278,7 +278,10 @@ export function tasksSuite(major: TasksSuite): void {
     it("tasks/cancel of a message queued behind another turn interrupts nothing: refused with why, and the message runs after that turn as opencode records it", async () => {
       const { session } = await taskClient();
       const sessionId = await finishedSession(session, "Open the ticket");
-      opencode.model.queue(text("The first job is done.", { delayMs: 15_000 }), text("The queued job is done."));
+      // The first job stays at the model until the cancel has been refused: the message must still be queued then.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      opencode.model.queue(text("The first job is done.", { until: released }), text("The queued job is done."));
       const before = chats();
       await reader.send(sessionId, "Do the first job", { wait: false });
       const [chat] = await opencode.model.waitForRequests(before + 1, { kind: "chat", timeoutMs: 60_000 }).then((all) => all.slice(-1));
@@ -290,6 +293,7 @@ export function tasksSuite(major: TasksSuite): void {
       // The other turn's model call goes on, and the task is not cancelled.
       expect(chat!.endedAt).toBeUndefined();
       expect((await reader.delegations.get(execution.handle.taskId)).status).toBe("working");
+      release();
       const { outcome } = await execution.settle();
       const { truth } = await expectRecordedTurn(outcome as Outcome);
       expect(truth).toMatchObject({ status: "done", answer: "The queued job is done.", users: 3 });

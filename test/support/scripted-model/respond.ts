@@ -22,6 +22,7 @@ export interface ReplyContext {
 
 export async function reply(step: Step, res: ServerResponse, ctx: ReplyContext): Promise<void> {
   if (step.delayMs && !(await pause(step.delayMs, ctx.signal))) return;
+  if (step.until && !(await settled(step.until, ctx.signal))) return;
   if (step.kind === "http_error") return sendHttpError(step, res);
   return ctx.stream ? stream(step, res, ctx) : respondJson(step, res, ctx);
 }
@@ -33,6 +34,18 @@ async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
   } catch {
     return false; // client gone: nobody to answer
   }
+}
+
+/** True once `gate` settles, false when the client goes away first. */
+async function settled(gate: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
+  const gone = untilAborted(signal).then(() => false);
+  return Promise.race([
+    gate.then(
+      () => !signal.aborted,
+      () => !signal.aborted,
+    ),
+    gone,
+  ]);
 }
 
 function untilAborted(signal: AbortSignal): Promise<void> {

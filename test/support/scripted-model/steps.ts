@@ -11,6 +11,11 @@ export interface Usage {
 export interface StepOptions {
   /** Wait this long before answering (before the status line and headers). */
   delayMs?: number;
+  /**
+   * Answer only once this settles (after `delayMs`): a turn that stays at the model until the test
+   * has checked what it needs while it runs, however slow the machine, instead of a delay it may outlast.
+   */
+  until?: Promise<unknown>;
   /** Answer this many requests with this step; default 1. */
   repeat?: number;
   /** Token counts for the usage chunk; missing fields are estimated. */
