@@ -69,7 +69,8 @@ export function tasksSuite(major: TasksSuite): void {
     expect(outcome.status, JSON.stringify(outcome).slice(0, 800)).toBe("completed");
     const data = structured(outcome)!;
     const truth = await recorded(data.session_id);
-    expect([data.session_id, data.status, data.answer]).toEqual([truth.sessionId, truth.status, truth.answer]);
+    // On a mismatch, say what the task's answer gave as its reason (a `lost` names why it gave up).
+    expect([data.session_id, data.status, data.answer], JSON.stringify(data).slice(0, 800)).toEqual([truth.sessionId, truth.status, truth.answer]);
     return { data, truth };
   }
 

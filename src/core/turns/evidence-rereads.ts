@@ -32,6 +32,13 @@ export interface EvidenceState {
   phase: TurnPhase;
   /** When our prompt was sent (epoch ms; 0 when the watch attached to a turn it did not start). */
   promptedAt: number;
+  /**
+   * When an event said the session went idle, since the prompt. A prompt sent while another turn
+   * ran (queued behind it) can only start then: its start grace counts from that idle, not from
+   * the prompt (counted from the prompt, a loaded fresh-clone run called such a message's turn `lost`
+   * seconds after the turn before it ended, and opencode then answered it).
+   */
+  idleSince?: number;
   /** The session reported an error since the watch started (e.g. 1.x `session.error` "Agent not found"). */
   errored: boolean;
 }
@@ -53,7 +60,7 @@ export class EvidenceRereads {
   }
 
   /** Arms the re-read while evidence is owed (see the file comment); otherwise stops it and starts the count over. */
-  update({ activity, phase, promptedAt, errored }: EvidenceState): void {
+  update({ activity, phase, promptedAt, idleSince, errored }: EvidenceState): void {
     const working = activity === "busy" || activity === "retry";
     const owed = phase === "settling" || (phase === "waiting" && !working);
     if (!owed) {
@@ -65,7 +72,8 @@ export class EvidenceRereads {
     // yet, the sooner expected to show it when the session said something that could end it.
     const now = Date.now();
     const grace = activity === "idle" || errored ? START_GRACE_MS : SILENT_START_MS;
-    const dueAt = phase === "settling" ? now + SETTLE_MS : Math.max(now + SETTLE_MS, promptedAt + grace);
+    const startable = Math.max(promptedAt, idleSince ?? 0);
+    const dueAt = phase === "settling" ? now + SETTLE_MS : Math.max(now + SETTLE_MS, startable + grace);
     // An armed read is never put off by later news, only brought forward (an error after a silent start).
     if (this.timer && this.dueAt <= dueAt) return;
     this.disarm();

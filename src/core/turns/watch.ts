@@ -68,6 +68,8 @@ export class TurnWatch {
   private activity: SessionActivity | undefined;
   /** When `activity` was last told (epoch ms): what a session said before a prompt says nothing of that prompt. */
   private activityAt = 0;
+  /** When a status event last said the session went idle (0 while it works): a queued prompt may start only then. */
+  private idleSince = 0;
   /** Re-reads armed while the session is idle and the machine still waits for evidence. */
   private readonly rereads = new EvidenceRereads(() => this.wake.schedule(() => this.lookAgain()));
   /** Re-reads while a wait runs and the stream tells nothing of the turn (quiet-rereads.ts). */
@@ -320,8 +322,17 @@ export class TurnWatch {
     return snap;
   }
 
+  /** The session said what it is doing now (a status event). */
+  private told(activity: SessionActivity): void {
+    if (activity !== "idle") this.idleSince = 0;
+    else if (this.activity !== "idle") this.idleSince = Date.now();
+    [this.activity, this.activityAt] = [activity, Date.now()];
+  }
+
   private resync(snap: TurnSnapshot): void {
     if (!this.machine || this.settled) return;
+    // A read that finds the session working ends an idle; one that finds it idle is no news of when it went idle.
+    if (snap.activity !== "idle") this.idleSince = 0;
     this.activity = snap.activity;
     this.activityAt = Date.now();
     this.machine.resync({ activity: snap.activity, messages: snap.records });
@@ -347,7 +358,8 @@ export class TurnWatch {
   private evidenceState(machine: TurnMachine) {
     // A watch kept from an earlier turn knows that turn's idle: it must not shorten this prompt's grace.
     const told = this.activityAt >= this.promptedAt ? this.activity : undefined;
-    return { activity: told, phase: machine.phase, promptedAt: this.promptedAt, errored: machine.errored };
+    const idleSince = told === "idle" && this.idleSince >= this.promptedAt ? this.idleSince : undefined;
+    return { activity: told, phase: machine.phase, promptedAt: this.promptedAt, idleSince, errored: machine.errored };
   }
 
   /** The turn's messages as events told them, when they are known whole (else the summary reads the session). */
@@ -432,7 +444,7 @@ export class TurnWatch {
   private signal(s: WatchSignal): void {
     switch (s.kind) {
       case "turn":
-        if (s.event.type === "status") [this.activity, this.activityAt] = [s.event.status, Date.now()];
+        if (s.event.type === "status") this.told(s.event.status);
         return this.feed(s.event);
       case "child":
         this.sessions.add(s.sessionId);

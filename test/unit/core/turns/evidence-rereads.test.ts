@@ -123,6 +123,22 @@ describe("when a re-read is due", () => {
     expect(due).toEqual([]); // the session works: the events are trusted, nothing is read
   });
 
+  it("a prompt queued behind another turn: its start grace counts from the idle that ends that turn, not from the prompt", async () => {
+    const due: number[] = [];
+    const t0 = Date.now();
+    const rereads = new EvidenceRereads(() => due.push(Date.now() - t0));
+    rereads.prompted({ ...waiting, activity: undefined, promptedAt: t0 });
+    // The turn before it runs 15 s, then the session goes idle (the queued prompt has not started yet).
+    await vi.advanceTimersByTimeAsync(15_000);
+    const idleAt = Date.now();
+    rereads.update({ ...waiting, activity: "idle", promptedAt: t0, idleSince: idleAt });
+    await vi.advanceTimersByTimeAsync(START_GRACE_MS - 500);
+    expect(due).toEqual([]); // counted from the prompt it would have read 2 s after the idle
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(due).toHaveLength(1);
+    expect(due[0]! - (idleAt - t0)).toBeGreaterThanOrEqual(START_GRACE_MS);
+  });
+
   it("settling: SETTLE_MS, not put off by later events", async () => {
     let fired = 0;
     const rereads = new EvidenceRereads(() => fired++);
