@@ -31,8 +31,15 @@ function peakYoungGeneration(capped: boolean): number {
 }
 
 describe("capYoungGeneration", () => {
-  it("keeps the young generation at two semi-spaces of the cap at most, where V8 alone grows it further", () => {
-    expect(peakYoungGeneration(false)).toBeGreaterThan(2 * SEMI_SPACE_CAP);
-    expect(peakYoungGeneration(true)).toBeLessThanOrEqual(2 * SEMI_SPACE_CAP);
+  // Node 20 and 22 double the semi-spaces from 1 MB, so the young generation stops at two of the cap
+  // (measured: 4 MB of the new space's 33 MB). Node 24's V8 grows it in steps that are not doublings,
+  // and the growth factor is switched after the GC that grew it: it stops within one step past the
+  // cap (measured: 7.6-14.2 MB, where V8 alone went to 112 MB), so that is the bound here.
+  it("keeps the young generation within one growth step past the cap, where V8 alone grows it further", () => {
+    const alone = peakYoungGeneration(false);
+    const capped = peakYoungGeneration(true);
+    expect(alone).toBeGreaterThan(2 * SEMI_SPACE_CAP);
+    expect(capped).toBeLessThanOrEqual(4 * SEMI_SPACE_CAP);
+    expect(capped).toBeLessThan(alone);
   }, 60_000);
 });
