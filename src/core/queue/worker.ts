@@ -152,16 +152,17 @@ export class FleetWorker {
     const maxBeatMs = (ADVERT_TTL_S * 1000) / 2;
     if (!Number.isInteger(this.heartbeatMs) || this.heartbeatMs < 50 || this.heartbeatMs > maxBeatMs)
       throw new Error(`heartbeatMs must be an integer from 50 to ${maxBeatMs} (got ${String(o.heartbeatMs).slice(0, 40)})`);
-    this.beats = new FailureStreak("heartbeat (advert, server entry, provider slots)", (line) => this.log(line), {
-      boundMs: this.heartbeatMs,
-      from: "Redis",
-      cause: () => this.redisError,
-    });
+    this.beats = this.redisStreak("heartbeat (advert, server entry, provider slots)");
   }
 
   /** The heartbeat failing now (since when, why), or undefined while it works: other processes see this worker's advert expire meanwhile. */
   get heartbeatFailure(): StreakFailure | undefined {
     return this.beats.failing;
+  }
+
+  /** Repeated writes to Redis (`what`, for the log): a failure said once per streak, a write with no answer within a beat counted as one. */
+  private redisStreak(what: string): FailureStreak {
+    return new FailureStreak(what, (line) => this.log(line), { boundMs: this.heartbeatMs, from: "Redis", cause: () => this.redisError });
   }
 
   /** A one-off write whose failure is logged (what, and the error), never thrown: the caller goes on as before. */
@@ -402,11 +403,7 @@ export class FleetWorker {
     this.running.set(taskId, [...(this.running.get(taskId) ?? []), mine]);
     const retentionS = spec.retentionS ?? this.settings.ttlS;
     const ceiling = Date.now() + (this.o.taskTimeoutMs ?? 3600_000);
-    const progress = new FailureStreak(`progress of ${taskId}`, (line) => this.log(line), {
-      boundMs: this.heartbeatMs,
-      from: "Redis",
-      cause: () => this.redisError,
-    });
+    const progress = this.redisStreak(`progress of ${taskId}`);
     const onProgress = (p: Parameters<NonNullable<Parameters<Conductor["delegate"]>[0]["onProgress"]>>[0]) => void progress.run(() => job.updateProgress(p));
     let checkout: Checkout | undefined;
     let budget: Budget | undefined;
@@ -549,11 +546,7 @@ export class FleetWorker {
     await Promise.all([...this.workers, ...(this.walkWorker ? [this.walkWorker] : [])].map((w) => w.close(force).catch(() => undefined)));
     this.walker?.close();
     // Bounded: with Redis away the command would wait for it forever and the worker never stop (the advert expires by itself).
-    const leaving = new FailureStreak("removing the advert", (line) => this.log(line), {
-      boundMs: this.heartbeatMs,
-      from: "Redis",
-      cause: () => this.redisError,
-    });
+    const leaving = this.redisStreak("removing the advert");
     await leaving.run(() => removeAdvert(this.redis, this.keys, this.id));
     this.stopEvents?.();
     this.events.close();
