@@ -157,7 +157,29 @@ function parseMessage(message: EventSourceMessage): OpencodeEvent | undefined {
   const payload = data.payload;
   if (!payload || typeof payload.type !== "string" || SKIPPED.has(payload.type)) return undefined;
   const event = { ...payload } as OpencodeEvent;
+  withSessionId(event);
   if (data.directory !== undefined) event.directory = data.directory;
   if (data.project !== undefined) event.project = data.project;
   return event;
+}
+
+/**
+ * Releases before 1.14 (1.1.65 and 1.3.2 seen) name the session of `message.updated`,
+ * `message.part.updated` and `session.created|updated|deleted` only inside the message, part or
+ * session, not as `properties.sessionID` as the pinned document declares (docs/opencode-behaviour.md §2):
+ * take it from there, so every consumer reads one shape and no turn's end goes unseen.
+ */
+function withSessionId(event: OpencodeEvent): void {
+  const properties = (event as { properties?: unknown }).properties as
+    { sessionID?: unknown; info?: { id?: unknown; sessionID?: unknown }; part?: { sessionID?: unknown } } | undefined;
+  if (!properties || typeof properties.sessionID === "string") return;
+  const named =
+    event.type === "message.updated"
+      ? properties.info?.sessionID
+      : event.type === "message.part.updated"
+        ? properties.part?.sessionID
+        : event.type === "session.created" || event.type === "session.updated" || event.type === "session.deleted"
+          ? properties.info?.id
+          : undefined;
+  if (typeof named === "string") properties.sessionID = named;
 }

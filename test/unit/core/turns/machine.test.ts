@@ -8,7 +8,9 @@ import { recordedVerdict } from "../../../../src/core/turns/summary.js";
 import type { Message } from "../../../../src/core/model/message.js";
 import { TurnMachine } from "../../../../src/core/turns/machine.js";
 import { V1TurnEvents } from "../../../../src/core/engine/v1/v1-events.js";
-import { loadFixture, type ScenarioName } from "../../../support/fixture.js";
+import { readFileSync } from "node:fs";
+import { streamEvents } from "../../../../src/client/event-stream.js";
+import { fixtureDirFor, fixturePath, loadFixture, type Fixture, type ScenarioName } from "../../../support/fixture.js";
 
 interface Recorded {
   sessionId: string;
@@ -116,5 +118,49 @@ describe("TurnMachine on recorded turns", () => {
       status: "lost",
       error: { name: "ServerLost", message: "gone" },
     });
+  });
+});
+
+describe("TurnMachine on a release before 1.14 (1.1.65's recorded text turn)", () => {
+  // 1.1.65 names a message's session only in `info.sessionID` (docs/opencode-behaviour.md §2). Read
+  // through the client's 1.x framing, its events end the turn at the idle; fed without it, the
+  // machine saw no message and the turn ended only at the quiet re-read, 10 s later.
+  const fixture = JSON.parse(readFileSync(fixturePath("text-turn", fixtureDirFor("1.1.65")), "utf8")) as Fixture;
+  const sessionId = (fixture.interactions.find((i) => i.operationId === "session.create")!.body as { id: string }).id;
+  const frames = fixture.interactions.find((i) => i.operationId === "global.event")!.events!.map((e) => `data: ${JSON.stringify(e.data)}\n\n`);
+  const final = fixture.interactions.findLast((i) => i.operationId === "session.messages")!.body as Message[];
+
+  async function framed(): Promise<HubEvent[]> {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const frame of frames) controller.enqueue(new TextEncoder().encode(frame));
+        controller.close();
+      },
+    });
+    const events: HubEvent[] = [];
+    for await (const event of streamEvents(async () => body, { reconnect: false })) events.push(event);
+    return events;
+  }
+
+  it("the recording has the old shape: message.updated without properties.sessionID", () => {
+    expect(fixture.opencodeVersion).toBe("1.1.65");
+    const updated = fixture.interactions.find((i) => i.operationId === "global.event")!.events!.map((e) => (e.data as { payload: HubEvent }).payload);
+    const messages = updated.filter((e) => e.type === "message.updated");
+    expect(messages.length).toBeGreaterThan(0);
+    expect(messages.every((e) => !("sessionID" in e.properties))).toBe(true);
+  });
+
+  it("ends done at the session's idle, as opencode recorded it", async () => {
+    const events = await framed();
+    const machine = new TurnMachine(undefined);
+    const translate = new V1TurnEvents(sessionId);
+    let at = -1;
+    events.forEach((event, i) => {
+      const t = translate.translate(event);
+      if (t && machine.apply(t) && at < 0) at = i;
+    });
+    expect(machine.verdict).toEqual({ status: "done" });
+    expect(recordedVerdict(final)).toEqual(machine.verdict);
+    expect(events[at]).toMatchObject({ type: expect.stringMatching(/^session\.(status|idle)$/), properties: { sessionID: sessionId } });
   });
 });
