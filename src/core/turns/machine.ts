@@ -67,6 +67,15 @@ export class TurnMachine {
     return this.user() !== undefined;
   }
 
+  /**
+   * The user message whose turn the verdict judges, where a reply answers exactly one user message
+   * (1.x). Undefined on an engine that states outcomes (2.x): there a turn takes in what is steered
+   * into it, so its last turn is the whole of it.
+   */
+  get turnMessageId(): string | undefined {
+    return this.options.statedOutcomes ? undefined : this.user()?.id;
+  }
+
   apply(event: TurnEvent): TurnVerdict | undefined {
     if (this.final) return this.final;
     switch (event.type) {

@@ -81,7 +81,20 @@ export interface SummaryInput {
   diff?: FileDiff[];
   /** How the turn ended as the turn machine decided it; else it is read from the messages. */
   verdict?: TurnVerdict;
+  /**
+   * The user message that started the turn `verdict` judges (TurnWatch.turnMessageId): the summary
+   * describes that turn, even when a later message has started one of its own. Default: the last turn.
+   */
+  turn?: string;
   detail?: Detail;
+}
+
+/** The turn started by user message `id`, if `messages` hold it: that message and the assistant messages answering it. */
+export function turnOf(messages: Message[], id: string): { user: Message; replies: Message[] } | undefined {
+  const index = messages.findIndex((m) => m.info.id === id && m.info.role === "user");
+  if (index < 0) return undefined;
+  const user = messages[index]!;
+  return { user, replies: messages.slice(index + 1).filter((m) => m.info.role === "assistant" && m.info.parentID === id) };
 }
 
 /** The messages of the last turn: the last user message and the assistant messages answering it. */
@@ -103,16 +116,17 @@ export function errorOf(error: AnyError | undefined): TurnError | undefined {
   return recordedError(error);
 }
 
-/**
- * The outcome of the session's last turn as its messages record it, for a session known to be
- * idle; undefined while the last reply is not terminal yet (its end may still be on its way).
- */
 /** Why a turn whose session holds no message of it is `lost`, and what to do. */
 export const NOTHING_RECORDED =
   "opencode is idle and recorded nothing of this turn: no user message, never seen busy. No prompt reached the session, or opencode accepted one and did not run it (e.g. an unknown agent), or restarted under it. Nothing is running; check the agent and model, then send the task again (opencode 2.x keeps a prompt it admitted and runs it before the next one: there, send only what is new).";
 
-export function recordedVerdict(messages: Message[]): TurnVerdict | undefined {
-  const { user, replies } = lastTurn(messages);
+/**
+ * The outcome of the session's last turn (or of the turn user message `turn` started) as its
+ * messages record it, for a session known to be idle; undefined while that turn's last reply is not
+ * terminal yet (its end may still be on its way).
+ */
+export function recordedVerdict(messages: Message[], turn?: string): TurnVerdict | undefined {
+  const { user, replies } = (turn !== undefined ? turnOf(messages, turn) : undefined) ?? lastTurn(messages);
   const last = replies.at(-1);
   if (!last) {
     if (user) return { status: "lost", error: { name: "TurnLost", message: "opencode is idle and recorded no reply to the last message." } };
@@ -124,7 +138,7 @@ export function recordedVerdict(messages: Message[]): TurnVerdict | undefined {
 }
 
 export function summarizeTurn(input: SummaryInput): TurnSummary {
-  const { user, replies } = lastTurn(input.messages);
+  const { user, replies } = (input.turn !== undefined ? turnOf(input.messages, input.turn) : undefined) ?? lastTurn(input.messages);
   const last = replies.at(-1);
   const lastInfo = last?.info.role === "assistant" ? last.info : undefined;
   // The last words of the turn; an empty final step (an error, an abort) leaves the earlier text.
@@ -141,7 +155,7 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   else if (input.outcome !== "idle") status = "running";
   else {
     const verdict = input.verdict ??
-      recordedVerdict(input.messages) ?? { status: "lost", error: { name: "TurnLost", message: "opencode recorded no end of this turn." } };
+      recordedVerdict(input.messages, input.turn) ?? { status: "lost", error: { name: "TurnLost", message: "opencode recorded no end of this turn." } };
     status = verdict.status;
     error = verdict.error;
   }

@@ -172,8 +172,14 @@ export async function summarizeSession(ctx: CoreContext, sessionId: string, o: S
 async function readSummary(ctx: CoreContext, sessionId: string, o: SummarizeOptions, deadline: Deadline): Promise<TurnSummary> {
   const over = o.outcome === "idle";
   const verdict = over ? o.watch?.verdict : undefined;
+  // The turn the verdict judges: the session may have moved on to a message queued behind it.
+  const turn = verdict ? o.watch?.turnMessageId : undefined;
   // The watch knew the messages when it confirmed the end (a dead server cannot be read): reuse them.
-  const messages = verdict && o.watch?.messages ? o.watch.messages : await deadline.read(ctx.engine.lastTurn(sessionId), "session.messages");
+  let messages = verdict && o.watch?.messages ? o.watch.messages : await deadline.read(ctx.engine.lastTurn(sessionId), "session.messages");
+  // The last turn's page may start after the judged turn: then the whole session holds it (a lost
+  // turn's server may be gone: what the watch knew is all there is).
+  if (turn !== undefined && verdict?.status !== "lost" && !messages.some((m) => m.info.id === turn))
+    messages = await deadline.read(ctx.engine.messages(sessionId), "session.messages");
   if (over && !verdict && !recordedVerdict(messages)) {
     // Idle, but the last reply's end is not recorded yet (a failed turn's error lands a moment
     // after its first idle; a turn cut off by a restart never gets one): the machine decides.
@@ -184,7 +190,7 @@ async function readSummary(ctx: CoreContext, sessionId: string, o: SummarizeOpti
     : o.watch && o.watch.pending.size > 0
       ? [...o.watch.pending.values()]
       : await deadline.read(ctx.engine.listPending(o.watch?.sessions ?? [sessionId]), "the pending requests");
-  const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, verdict, detail: o.detail };
+  const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, verdict, turn, detail: o.detail };
   const summary = withFallbacks(ctx, summarizeTurn(input), messages);
   if (!over || summary.status === "lost" || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;
   if (!(await ctx.engine.capabilities()).turnDiffLines) return summary; // nothing the messages lack

@@ -117,6 +117,15 @@ export class TurnWatch {
     return this.final;
   }
 
+  /**
+   * The user message that started the turn the verdict is about (1.x; see TurnMachine). The session
+   * may have moved on to a later message by the time the verdict comes (a message queued behind
+   * this turn): a summary must describe this turn, not the session's last one.
+   */
+  get turnMessageId(): string | undefined {
+    return this.machine?.turnMessageId;
+  }
+
   /** Subscribes (and waits until the subscription is live) before the caller prompts. */
   static async start(engine: Engine, hub: EventSource, sessionId: string, options: TurnWatchOptions = {}): Promise<TurnWatch> {
     const kit = await engine.watchKit(sessionId);
