@@ -6,9 +6,10 @@
 //      of RUNS one at a time, and WIDTH at once.
 //   2. whole tasks: WIDTH one-write turns through parallel(), in the shared directory and with
 //      isolation "worktree" (each on its own private opencode server, which is most of the cost).
-// Run: npx tsx bench/worktrees.ts
+// Run: npm run bench:worktrees [-- --files N --runs R --width W] (defaults 5,000, 12, 12)
 import { writeFile, mkdir } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { parseArgs } from "node:util";
 import { resolveOpencodeBinary } from "../src/client/spawn.js";
 import { Conductor } from "../src/core/conductor.js";
 import { InstanceManager } from "../src/core/instances/manager.js";
@@ -18,9 +19,17 @@ import { makeProjectDir, offlineConfig, offlineEnv, startOpencode } from "../tes
 import { registerPid, unregisterPid } from "../test/support/registry.js";
 import { text, toolCall } from "../test/support/scripted-model.js";
 
-const FILES = 5_000;
-const RUNS = 12;
-const WIDTH = 12;
+const { values } = parseArgs({
+  options: {
+    files: { type: "string", default: "5000" },
+    runs: { type: "string", default: "12" },
+    width: { type: "string", default: "12" },
+  },
+});
+// Whole folders of 50 files.
+const FILES = Math.max(50, Math.round((Number(values.files) || 5_000) / 50) * 50);
+const RUNS = Math.max(1, Number(values.runs) || 12);
+const WIDTH = Math.max(1, Number(values.width) || 12);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
