@@ -14,6 +14,9 @@ import { text } from "../../support/scripted-model.js";
 
 const h = useConductor();
 
+/** The session's model calls for its turns (a title request may come late: it is not one). */
+const chats = (sessionId: string) => h.oc.model.requestsFor(sessionId).filter((r) => r.kind === "chat").length;
+
 /** A gate a scripted step waits for before it answers. */
 function gate(): { opened: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -45,16 +48,16 @@ describe("a message queued behind another turn (1.x)", () => {
     const one = gate();
     const two = gate();
     h.oc.model.queue(text("The first job is done.", { until: one.opened }), text("The queued job is done.", { until: two.opened }));
-    const before = h.oc.model.requestsFor(sessionId).length;
+    const before = chats(sessionId);
     // This conductor sends the first job and keeps following its turn.
     await h.conductor.send(sessionId, "Do the first job", { wait: false });
-    await h.oc.model.waitForRequests(before + 1, { sessionId, timeoutMs: 60_000 });
+    await h.oc.model.waitForRequests(before + 1, { sessionId, kind: "chat", timeoutMs: 60_000 });
     // Another process queues a message behind it.
     await other.send(sessionId, "Then do the queued job", { wait: false });
     const waiting = h.conductor.wait(sessionId, { timeoutMs: 120_000 });
     one.open();
     // The queued message's reply is at the model, and stays open: the first turn's verdict comes now.
-    await h.oc.model.waitForRequests(before + 2, { sessionId, timeoutMs: 60_000 });
+    await h.oc.model.waitForRequests(before + 2, { sessionId, kind: "chat", timeoutMs: 60_000 });
     const answer = await waiting;
     expect(answer.messageId).toBeDefined();
     const truth = await recordedTurn(sessionId, answer.messageId!);
@@ -75,15 +78,15 @@ describe("a message queued behind another turn (1.x)", () => {
       const one = gate();
       const two = gate();
       h.oc.model.queue(text("Logged the first entry.", { until: one.opened }), text("Logged the queued entry.", { until: two.opened }));
-      const before = h.oc.model.requestsFor(sessionId).length;
+      const before = chats(sessionId);
       // The reader sends the first job itself, so it keeps a watch of that turn.
       await reader.send(sessionId, "Write the first entry", { wait: false });
-      await h.oc.model.waitForRequests(before + 1, { sessionId, timeoutMs: 60_000 });
+      await h.oc.model.waitForRequests(before + 1, { sessionId, kind: "chat", timeoutMs: 60_000 });
       const handle = await other.delegations.send(sessionId, "Then write the queued entry");
       // Read while the first turn runs: the reader follows the delegation from here.
       expect((await reader.delegations.get(handle.id)).status).toBe("working");
       one.open();
-      await h.oc.model.waitForRequests(before + 2, { sessionId, timeoutMs: 60_000 });
+      await h.oc.model.waitForRequests(before + 2, { sessionId, kind: "chat", timeoutMs: 60_000 });
       // The message's reply is still open at the model: its turn has not ended, whoever reads it.
       expect((await reader.delegations.wait(handle.id, { timeoutMs: 5_000 })).status).toBe("working");
       two.open();
