@@ -6,8 +6,9 @@
 // message (a loaded CI run settled an oc_send task `done` with an empty answer that way). Expected
 // values are opencode's record, re-read.
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Conductor } from "../../../src/core/conductor.js";
+import { runningWatch } from "../../../src/core/turns/kept-watches.js";
 import { summarizeTurn, turnOf } from "../../../src/core/turns/summary.js";
 import { useConductor } from "../../support/conductor.js";
 import { text } from "../../support/scripted-model.js";
@@ -54,7 +55,10 @@ describe("a message queued behind another turn (1.x)", () => {
     await h.oc.model.waitForRequests(before + 1, { sessionId, kind: "chat", timeoutMs: 60_000 });
     // Another process queues a message behind it.
     await other.send(sessionId, "Then do the queued job", { wait: false });
-    const waiting = h.conductor.wait(sessionId, { timeoutMs: 120_000 });
+    // A wait that joins the first turn's watch (this process follows it): its progress goes to this listener once it has.
+    const joined = () => undefined;
+    const waiting = h.conductor.wait(sessionId, { timeoutMs: 120_000, onProgress: joined });
+    await vi.waitUntil(() => runningWatch(h.conductor, sessionId)?.onProgress === joined, { timeout: 60_000, interval: 20 });
     one.open();
     // The queued message's reply is at the model, and stays open: the first turn's verdict comes now.
     await h.oc.model.waitForRequests(before + 2, { sessionId, kind: "chat", timeoutMs: 60_000 });
