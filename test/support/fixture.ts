@@ -87,6 +87,9 @@ export const SCENARIOS = [
   "end-abort-retry",
   "end-permission-rejected",
   "end-question-rejected",
+  // A turn opencode compacts by itself midway (a step's usage fills the small context window): the
+  // compaction marker, its summary and the synthetic "Continue" are part of the one turn.
+  "compaction-turn",
   // A prompt for an unknown agent: 204, then only two session.error events (no message, no status, no idle).
   "end-unknown-agent",
   // opencode SIGSTOPped under a turn and continued: the stream before, the one opened during the stop, the reads of a reconnect.

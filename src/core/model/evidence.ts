@@ -26,12 +26,26 @@ function oneLine(message: string): string {
 
 /** A message (info + parts) as the turn machine sees it. */
 export function evidenceOf(m: Message): MessageEvidence {
-  return evidenceOfInfo(m.info, toolErrorsOf(m.parts));
+  return evidenceOfInfo(m.info, toolErrorsOf(m.parts), m.parts.some(continuesTurn));
 }
 
-/** A message's info as the turn machine sees it, with the tool errors of its parts (kept apart when they arrive as events). */
-export function evidenceOfInfo(info: MessageInfo, toolErrors: string[]): MessageEvidence {
-  if (info.role === "user") return { id: info.id, role: "user", completed: false, toolErrors };
+/**
+ * A part of a user message that opencode 1.x wrote to carry on the turn before it after an automatic
+ * compaction (docs/opencode-behaviour.md §2): the compaction marker (`auto`) and the synthetic
+ * "Continue if you have next steps" (`metadata.compaction_continue`). A compaction asked for by
+ * hand (`auto: false`) is a turn of its own.
+ */
+export function continuesTurn(part: Part): boolean {
+  if (part.type === "compaction") return part.auto === true;
+  return part.type === "text" && part.synthetic === true && part.metadata?.compaction_continue === true;
+}
+
+/**
+ * A message's info as the turn machine sees it, with the tool errors of its parts and whether a part
+ * carries on the turn before it (kept apart when parts arrive as events).
+ */
+export function evidenceOfInfo(info: MessageInfo, toolErrors: string[], continues = false): MessageEvidence {
+  if (info.role === "user") return { id: info.id, role: "user", completed: false, toolErrors, ...(continues ? { continues } : {}) };
   const error = recordedError(info.error);
   return {
     id: info.id,
@@ -40,6 +54,7 @@ export function evidenceOfInfo(info: MessageInfo, toolErrors: string[]): Message
     completed: info.time.completed !== undefined,
     ...(info.finish ? { finish: info.finish } : {}),
     ...(error ? { error } : {}),
+    ...(info.summary === true ? { compaction: true } : {}),
     toolErrors,
   };
 }

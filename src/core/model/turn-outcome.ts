@@ -27,6 +27,13 @@ export interface MessageEvidence {
   error?: RecordedError;
   /** Errors of the tool calls in the message (a rejected permission, a dismissed question). */
   toolErrors: string[];
+  /**
+   * A user message opencode wrote itself to carry on the turn before it (1.x, after an automatic
+   * compaction: the compaction marker, then "Continue if you have next steps"): not a new prompt.
+   */
+  continues?: boolean;
+  /** An assistant message that is a compaction's summary of the session, not a reply to the prompt. */
+  compaction?: boolean;
 }
 
 /**

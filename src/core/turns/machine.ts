@@ -16,7 +16,7 @@
 // while the session is idle (or the loop has moved on to a later message), ends the turn.
 import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../model/turn-event.js";
 import type { MessageEvidence, RecordedError, TurnVerdict } from "../model/turn-outcome.js";
-import { isTerminal, outcomeOf, repliesTo, turnStart } from "./record.js";
+import { isTerminal, outcomeOf, repliesTo, turnStart, turnUserIds } from "./record.js";
 
 /** Where the machine is; `settling` and `waiting` tell the watcher which timer to arm. */
 export type TurnPhase = "waiting" | "running" | "settling" | "ended";
@@ -157,9 +157,13 @@ export class TurnMachine {
       const status = this.stated.outcome === "succeeded" ? "done" : this.stated.outcome === "failed" ? "error" : "interrupted";
       return (this.final = { status, ...(error && status !== "done" ? { error } : {}) });
     }
-    // The loop moved on to a later user message: our turn is over even though it never idled.
+    // The loop moved on to a later prompt: our turn is over even though it never idled. A message
+    // opencode added to carry our turn on (after an automatic compaction) is no later prompt.
+    const ours = user !== undefined && !this.options.statedOutcomes ? turnUserIds(list, user) : undefined;
     const movedOn =
-      !this.options.statedOutcomes && user !== undefined && list.some((m) => m.role === "assistant" && m.parentId !== undefined && m.parentId > user.id);
+      user !== undefined &&
+      ours !== undefined &&
+      list.some((m) => m.role === "assistant" && !m.compaction && m.parentId !== undefined && m.parentId > user.id && !ours.has(m.parentId));
     if (this.activity !== "idle" && !movedOn) return undefined;
     if (!last) {
       // Idle with no reply: an error that left no assistant message (an unknown model) ends it;

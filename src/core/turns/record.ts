@@ -4,13 +4,29 @@
 // and nothing else.
 import type { MessageEvidence, RecordedError, TurnVerdict } from "../model/turn-outcome.js";
 
-/** The user message that starts the turn: the first one after `after` (the newest id before the prompt). */
+/** The user message that starts the turn: the first prompt after `after` (the newest id before the prompt). */
 export function turnStart(messages: readonly MessageEvidence[], after: string | undefined): MessageEvidence | undefined {
-  return messages.find((m) => m.role === "user" && (after === undefined || m.id > after));
+  return messages.find((m) => m.role === "user" && !m.continues && (after === undefined || m.id > after));
 }
 
+/**
+ * The user messages of the turn `user` starts: it, and those opencode wrote after it to carry the
+ * turn on (an automatic compaction's marker and its "Continue"), up to the next prompt.
+ */
+export function turnUserIds(messages: readonly MessageEvidence[], user: MessageEvidence): Set<string> {
+  const ids = new Set([user.id]);
+  for (const m of messages) {
+    if (m.role !== "user" || m.id <= user.id) continue;
+    if (!m.continues) break;
+    ids.add(m.id);
+  }
+  return ids;
+}
+
+/** The replies of the turn `user` starts (a compaction's summary of the session is none). */
 export function repliesTo(messages: readonly MessageEvidence[], user: MessageEvidence): MessageEvidence[] {
-  return messages.filter((m) => m.role === "assistant" && m.parentId === user.id);
+  const ids = turnUserIds(messages, user);
+  return messages.filter((m) => m.role === "assistant" && !m.compaction && m.parentId !== undefined && ids.has(m.parentId));
 }
 
 /** The last reply is done with: it completed (with or without an error) or carries an error. */

@@ -6,7 +6,7 @@ import type { FileChange, FileDiff } from "../model/file-change.js";
 import type { TurnTokens } from "../model/cost.js";
 import type { TurnStatus, TurnVerdict } from "../model/turn-outcome.js";
 import type { PendingRequest } from "../model/pending-request.js";
-import { evidenceOf, recordedError } from "../model/evidence.js";
+import { continuesTurn, evidenceOf, recordedError } from "../model/evidence.js";
 import { isTerminal, outcomeOf } from "./record.js";
 import { FILE_TOOLS, filePathOf } from "../model/file-tools.js";
 
@@ -89,27 +89,41 @@ export interface SummaryInput {
   detail?: Detail;
 }
 
-/** The turn started by user message `id`, if `messages` hold it: that message and the assistant messages answering it. */
-export function turnOf(messages: Message[], id: string): { user: Message; replies: Message[] } | undefined {
-  const index = messages.findIndex((m) => m.info.id === id && m.info.role === "user");
-  if (index < 0) return undefined;
-  const user = messages[index]!;
-  return { user, replies: messages.slice(index + 1).filter((m) => m.info.role === "assistant" && m.info.parentID === id) };
+/** A turn's messages: the prompt, the replies, and what automatic compactions spent on the way (summaries of the session, not replies). */
+export interface TurnMessages {
+  user?: Message;
+  replies: Message[];
+  compactions: Message[];
 }
 
-/** The messages of the last turn: the last user message and the assistant messages answering it. */
-export function lastTurn(messages: Message[]): { user?: Message; replies: Message[] } {
-  let index = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]!.info.role === "user") {
-      index = i;
-      break;
-    }
-  }
-  if (index < 0) return { replies: messages.filter((m) => m.info.role === "assistant") };
+const continues = (m: Message) => m.info.role === "user" && m.parts.some(continuesTurn);
+const isCompaction = (m: Message) => m.info.role === "assistant" && m.info.summary === true;
+
+/** The turn the user message at `index` starts: its replies, and those to the messages opencode added to carry it on (a compaction's). */
+function turnAt(messages: Message[], index: number): TurnMessages & { user: Message } {
   const user = messages[index]!;
-  const replies = messages.slice(index + 1).filter((m) => m.info.role === "assistant" && m.info.parentID === user.info.id);
-  return { user, replies };
+  const ids = new Set([user.info.id]);
+  const rest = messages.slice(index + 1);
+  for (const m of rest) {
+    if (m.info.role !== "user") continue;
+    if (!continues(m)) break;
+    ids.add(m.info.id);
+  }
+  const ofTurn = rest.filter((m) => m.info.role === "assistant" && ids.has(m.info.parentID));
+  return { user, replies: ofTurn.filter((m) => !isCompaction(m)), compactions: ofTurn.filter(isCompaction) };
+}
+
+/** The turn started by user message `id`, if `messages` hold it. */
+export function turnOf(messages: Message[], id: string): (TurnMessages & { user: Message }) | undefined {
+  const index = messages.findIndex((m) => m.info.id === id && m.info.role === "user");
+  return index < 0 ? undefined : turnAt(messages, index);
+}
+
+/** The last turn: the last prompt (not a message opencode added to carry a turn on) and what answers it. */
+export function lastTurn(messages: Message[]): TurnMessages {
+  const index = messages.findLastIndex((m) => m.info.role === "user" && !continues(m));
+  if (index < 0) return { replies: messages.filter((m) => m.info.role === "assistant" && !isCompaction(m)), compactions: [] };
+  return turnAt(messages, index);
 }
 
 export function errorOf(error: AnyError | undefined): TurnError | undefined {
@@ -138,7 +152,7 @@ export function recordedVerdict(messages: Message[], turn?: string): TurnVerdict
 }
 
 export function summarizeTurn(input: SummaryInput): TurnSummary {
-  const { user, replies } = (input.turn !== undefined ? turnOf(input.messages, input.turn) : undefined) ?? lastTurn(input.messages);
+  const { user, replies, compactions } = (input.turn !== undefined ? turnOf(input.messages, input.turn) : undefined) ?? lastTurn(input.messages);
   const last = replies.at(-1);
   const lastInfo = last?.info.role === "assistant" ? last.info : undefined;
   // The last words of the turn; an empty final step (an error, an abort) leaves the earlier text.
@@ -173,8 +187,9 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   else if (user?.info.role === "user") summary.agent = user.info.agent;
   summary.tools = replies.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" ? [toolUse(p)] : [])));
   summary.files = filesChanged(replies, input.filesEdited, input.diff);
-  summary.tokens = sumTokens(replies);
-  summary.cost = replies.reduce((sum, m) => sum + (m.info.role === "assistant" ? m.info.cost : 0), 0);
+  // What the turn spent includes its compactions' summaries.
+  summary.tokens = sumTokens([...replies, ...compactions]);
+  summary.cost = [...replies, ...compactions].reduce((sum, m) => sum + (m.info.role === "assistant" ? m.info.cost : 0), 0);
   if (user) summary.messageId = user.info.id;
   if (input.detail === "full") summary.transcript = [...(user ? [user] : []), ...replies].map(transcriptEntry);
   return summary;

@@ -315,7 +315,8 @@ export class TurnWatch {
     this.seen.complete = false;
     const snap = await this.read();
     const { records, messages } = snap;
-    const lastUser = records.findLastIndex((m) => m.role === "user");
+    // The last prompt: a message opencode added to carry a turn on (after a compaction) is not one.
+    const lastUser = records.findLastIndex((m) => m.role === "user" && !m.continues);
     // No message at all: nothing ran yet, or opencode dropped the prompt (the re-reads give up on it).
     this.machine = new TurnMachine(lastUser > 0 ? records[lastUser - 1]!.id : undefined, this.machineOptions);
     const user = messages.findLast((m) => m.info.role === "user")?.info;

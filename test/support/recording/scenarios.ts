@@ -28,6 +28,7 @@ export interface Scenario {
 /** A session id that does not exist (same shape as a real one). */
 export const MISSING_SESSION = "ses_0000000000000000000000000";
 export const TEXT_ANSWER = "Hello from scripted.";
+export const COMPACTED_ANSWER = "All done after the compaction.";
 
 /** A fake key in the server's own config: discovery must never show it, whatever opencode answers. */
 export const DISCOVERY_SECRET = "sk-test-secret-0123456789abcdef";
@@ -150,6 +151,25 @@ export const scenarios: Scenario[] = [
       server.model.queue(text(TEXT_ANSWER));
       const turn = await promptAndWait(client, session.id, "say hello");
       check(turn.answer === TEXT_ANSWER, `answer was ${JSON.stringify(turn.answer)}`);
+    },
+  },
+  {
+    name: "compaction-turn",
+    // A context window the first step's reported usage nearly fills: opencode compacts before the next step.
+    server: { config: { provider: { fake: { models: { scripted: { name: "Scripted", limit: { context: 16_000, output: 1_000 } } } } } } },
+    async run(client, server) {
+      const session = await createSession(client, "compaction turn");
+      server.model.queue(
+        toolCall("bash", { command: "echo compacted", description: "say it" }, { usage: { prompt_tokens: 15_500, completion_tokens: 20 } }),
+        text("Summary of the work so far."),
+        text(COMPACTED_ANSWER),
+      );
+      const turn = await promptAndWait(client, session.id, "say it in the shell, then report");
+      check(turn.answer === COMPACTED_ANSWER, `answer was ${JSON.stringify(turn.answer)}`);
+      check(
+        turn.messages.some((m) => m.parts.some((p) => p.type === "compaction")),
+        "opencode did not compact the session",
+      );
     },
   },
   {

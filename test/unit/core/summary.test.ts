@@ -4,7 +4,8 @@ import type { PendingRequest } from "../../../src/core/model/pending-request.js"
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { lastTurn, recordedVerdict, summarizeTurn } from "../../../src/core/turns/summary.js";
+import { lastTurn, recordedVerdict, summarizeTurn, turnOf } from "../../../src/core/turns/summary.js";
+import { loadFixture } from "../../support/fixture.js";
 import type { Message } from "../../../src/core/model/message.js";
 
 const load = (name: string): Message[] => JSON.parse(readFileSync(join(import.meta.dirname, `../../fixtures/1.18.33/messages-${name}.json`), "utf8"));
@@ -102,6 +103,23 @@ describe("summarizeTurn on recorded turns", () => {
     expect(recordedVerdict(cut)).toBeUndefined(); // the last turn's reply has not ended
     // A turn the messages do not hold: the last turn, as before.
     expect(summarizeTurn({ sessionId: S, messages, outcome: "idle", turn: "msg_absent" })).toMatchObject({ answer: "second answer" });
+  });
+
+  it("a turn opencode compacted midway (recorded): one turn, answered by the reply after the compaction, its spend summed", () => {
+    const fixture = loadFixture("compaction-turn");
+    const messages = fixture.interactions.findLast((i) => i.operationId === "session.messages")!.body as Message[];
+    const prompt = messages[0]!;
+    const last = messages.at(-1)!;
+    const spent = messages.reduce((sum, m) => sum + (m.info.role === "assistant" ? (m.info.tokens.total ?? 0) : 0), 0);
+    const s = summarizeTurn({ sessionId: S, messages, outcome: "idle" });
+    expect(s).toMatchObject({ status: "done", answer: "All done after the compaction.", messageId: prompt.info.id, agent: "build" });
+    expect(last.info.role === "assistant" && last.info.parentID).not.toBe(prompt.info.id); // it answers opencode's Continue
+    expect(s.tools).toEqual([{ tool: "bash", status: "completed", title: "echo compacted" }]);
+    expect(s.tokens?.total).toBe(spent);
+    expect(lastTurn(messages).user?.info.id).toBe(prompt.info.id);
+    expect(turnOf(messages, prompt.info.id)?.compactions.map((m) => m.info.id)).toEqual(
+      messages.filter((m) => m.info.role === "assistant" && m.info.summary === true).map((m) => m.info.id),
+    );
   });
 
   it("`final` is the answer only", () => {

@@ -12,7 +12,7 @@ import { answerPermission, answerQuestion, listPending } from "./v1-requests.js"
 import type { PermissionRule } from "../../policy/permissions.js";
 import type { TurnMachineOptions } from "../../model/turn-event.js";
 import { V1TurnEvents } from "./v1-events.js";
-import { evidenceOf } from "../../model/evidence.js";
+import { continuesTurn, evidenceOf } from "../../model/evidence.js";
 import {
   UnsupportedOnEngineError,
   type Engine,
@@ -229,7 +229,8 @@ export class V1Engine implements Engine {
 
   async lastTurn(id: string): Promise<Message[]> {
     const page = await this.client.call("session.messages", { path: { sessionID: id }, query: { limit: TURN_PAGE } });
-    if (page.length < TURN_PAGE || page.some((m) => m.info.role === "user")) return page;
+    // A page that holds the last prompt (a message opencode added to carry a turn on is none: the turn started before it).
+    if (page.length < TURN_PAGE || page.some((m) => m.info.role === "user" && !m.parts.some(continuesTurn))) return page;
     return this.messages(id);
   }
 

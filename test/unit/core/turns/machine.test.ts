@@ -56,6 +56,8 @@ const cases: Array<[ScenarioName, { status: string; error?: Record<string, unkno
   ["end-abort-retry", { status: "interrupted" }],
   ["end-permission-rejected", { status: "interrupted", error: { name: "ToolStopped" } }],
   ["end-question-rejected", { status: "interrupted", error: { name: "ToolStopped", message: "The user dismissed this question" } }],
+  // opencode compacted the session midway and carried the turn on: it ends done, not at the tool call.
+  ["compaction-turn", { status: "done" }],
 ];
 
 describe("TurnMachine on recorded turns", () => {
@@ -108,6 +110,26 @@ describe("TurnMachine on recorded turns", () => {
       status: "error",
       error: { name: "UnknownError", message: expect.stringContaining('Agent not found: "nope-agent"') },
     });
+  });
+
+  it("compaction-turn: the compaction and its Continue are part of the turn; it ends at the idle after the carried-on reply", () => {
+    const r = recorded("compaction-turn");
+    const { verdict, at } = run(r);
+    expect(verdict).toEqual({ status: "done" });
+    // Not before the reply to opencode's Continue completed: the last completed assistant message is that reply.
+    const carried = r.final.at(-1)!;
+    const completedAt = r.events.findLastIndex(
+      (e) =>
+        e.type === "message.updated" &&
+        e.properties.info.id === carried.info.id &&
+        e.properties.info.role === "assistant" &&
+        e.properties.info.time.completed !== undefined,
+    );
+    expect(completedAt).toBeGreaterThan(0);
+    expect(at).toBeGreaterThanOrEqual(completedAt);
+    // The machine's turn is the prompt's; read back, the messages say the same.
+    expect(run(r).machine.turnMessageId).toBe(r.final[0]!.info.id);
+    expect(recordedVerdict(r.final)).toEqual({ status: "done" });
   });
 
   it("a lost server ends the turn as lost, whatever came before", () => {
