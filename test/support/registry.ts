@@ -48,15 +48,38 @@ export function registerRoot(root: string, dir = registryDir()): void {
 
 export function unregisterPid(pid: number, dir = registryDir()): void {
   rmSync(fileOf({ kind: "pid", pid }, dir), { force: true });
+  dropIfEmpty(dir);
 }
 
 export function unregisterRoot(root: string, dir = registryDir()): void {
   rmSync(fileOf({ kind: "root", root }, dir), { force: true });
+  dropIfEmpty(dir);
+}
+
+/**
+ * Outside a test run (a benchmark, a script) the registry is a folder of the system temp dir: it goes
+ * once its last entry has, so nothing is left there. A run's own registry is its global setup's to remove.
+ */
+function dropIfEmpty(dir: string): void {
+  if (process.env.OCC_TEST_REGISTRY) return;
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Not empty (another process's entries), or gone already.
+  }
 }
 
 function write(entry: Entry, dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(fileOf(entry, dir), JSON.stringify(entry));
+  for (let attempt = 1; ; attempt++) {
+    mkdirSync(dir, { recursive: true });
+    try {
+      writeFileSync(fileOf(entry, dir), JSON.stringify(entry));
+      return;
+    } catch (error) {
+      // Another process dropped the folder as it emptied (dropIfEmpty) between the two calls.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= 3) throw error;
+    }
+  }
 }
 
 export function readEntries(dir = registryDir()): Entry[] {
