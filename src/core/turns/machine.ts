@@ -161,9 +161,8 @@ export class TurnMachine {
     // opencode added to carry our turn on (after an automatic compaction) is no later prompt.
     const ours = user !== undefined && !this.options.statedOutcomes ? turnUserIds(list, user) : undefined;
     const movedOn =
-      user !== undefined &&
       ours !== undefined &&
-      list.some((m) => m.role === "assistant" && !m.compaction && m.parentId !== undefined && m.parentId > user.id && !ours.has(m.parentId));
+      list.some((m) => m.role === "assistant" && !m.compaction && m.parentId !== undefined && !ours.has(m.parentId) && m.parentId > user!.id);
     if (this.activity !== "idle" && !movedOn) return undefined;
     if (!last) {
       // Idle with no reply: an error that left no assistant message (an unknown model) ends it;

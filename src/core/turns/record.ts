@@ -13,7 +13,7 @@ export function turnStart(messages: readonly MessageEvidence[], after: string | 
  * The user messages of the turn `user` starts: it, and those opencode wrote after it to carry the
  * turn on (an automatic compaction's marker and its "Continue"), up to the next prompt.
  */
-export function turnUserIds(messages: readonly MessageEvidence[], user: MessageEvidence): Set<string> {
+export function turnUserIds(messages: ReadonlyArray<Pick<MessageEvidence, "id" | "role" | "continues">>, user: Pick<MessageEvidence, "id">): Set<string> {
   const ids = new Set([user.id]);
   for (const m of messages) {
     if (m.role !== "user" || m.id <= user.id) continue;

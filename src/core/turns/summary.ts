@@ -4,10 +4,10 @@ import type { AssistantMessageInfo, Message, Part, ToolPart } from "../model/mes
 import { isAbsolute, relative, resolve } from "node:path";
 import type { FileChange, FileDiff } from "../model/file-change.js";
 import type { TurnTokens } from "../model/cost.js";
-import type { TurnStatus, TurnVerdict } from "../model/turn-outcome.js";
+import type { MessageEvidence, TurnStatus, TurnVerdict } from "../model/turn-outcome.js";
 import type { PendingRequest } from "../model/pending-request.js";
 import { continuesTurn, evidenceOf, recordedError } from "../model/evidence.js";
-import { isTerminal, outcomeOf } from "./record.js";
+import { isTerminal, outcomeOf, turnUserIds } from "./record.js";
 import { FILE_TOOLS, filePathOf } from "../model/file-tools.js";
 
 export { FILE_TOOLS, filePathOf };
@@ -96,34 +96,36 @@ export interface TurnMessages {
   compactions: Message[];
 }
 
-const continues = (m: Message) => m.info.role === "user" && m.parts.some(continuesTurn);
-const isCompaction = (m: Message) => m.info.role === "assistant" && m.info.summary === true;
+/** What places a message in a turn (the evidence's fields, without reading the rest of it). */
+type Place = Pick<MessageEvidence, "id" | "role" | "parentId" | "continues" | "compaction">;
 
-/** The turn the user message at `index` starts: its replies, and those to the messages opencode added to carry it on (a compaction's). */
-function turnAt(messages: Message[], index: number): TurnMessages & { user: Message } {
-  const user = messages[index]!;
-  const ids = new Set([user.info.id]);
-  const rest = messages.slice(index + 1);
-  for (const m of rest) {
-    if (m.info.role !== "user") continue;
-    if (!continues(m)) break;
-    ids.add(m.info.id);
-  }
-  const ofTurn = rest.filter((m) => m.info.role === "assistant" && ids.has(m.info.parentID));
-  return { user, replies: ofTurn.filter((m) => !isCompaction(m)), compactions: ofTurn.filter(isCompaction) };
+function placeOf(m: Message): Place {
+  if (m.info.role === "user") return { id: m.info.id, role: "user", continues: m.parts.some(continuesTurn) };
+  return { id: m.info.id, role: "assistant", parentId: m.info.parentID, compaction: m.info.summary === true };
+}
+
+/** The turn the prompt at `index` starts; which messages carry it on is turns/record.ts's rule. */
+function turnAt(messages: Message[], places: Place[], index: number): TurnMessages & { user: Message } {
+  const ids = turnUserIds(places, places[index]!);
+  const turn = { user: messages[index]!, replies: [] as Message[], compactions: [] as Message[] };
+  places.forEach((p, i) => {
+    if (p.role === "assistant" && p.parentId !== undefined && ids.has(p.parentId)) (p.compaction ? turn.compactions : turn.replies).push(messages[i]!);
+  });
+  return turn;
 }
 
 /** The turn started by user message `id`, if `messages` hold it. */
 export function turnOf(messages: Message[], id: string): (TurnMessages & { user: Message }) | undefined {
   const index = messages.findIndex((m) => m.info.id === id && m.info.role === "user");
-  return index < 0 ? undefined : turnAt(messages, index);
+  return index < 0 ? undefined : turnAt(messages, messages.map(placeOf), index);
 }
 
 /** The last turn: the last prompt (not a message opencode added to carry a turn on) and what answers it. */
 export function lastTurn(messages: Message[]): TurnMessages {
-  const index = messages.findLastIndex((m) => m.info.role === "user" && !continues(m));
-  if (index < 0) return { replies: messages.filter((m) => m.info.role === "assistant" && !isCompaction(m)), compactions: [] };
-  return turnAt(messages, index);
+  const places = messages.map(placeOf);
+  const index = places.findLastIndex((p) => p.role === "user" && !p.continues);
+  if (index < 0) return { replies: messages.filter((_, i) => places[i]!.role === "assistant" && !places[i]!.compaction), compactions: [] };
+  return turnAt(messages, places, index);
 }
 
 export function errorOf(error: AnyError | undefined): TurnError | undefined {

@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Conductor } from "../../../src/core/conductor.js";
 import { runningWatch } from "../../../src/core/turns/kept-watches.js";
-import { summarizeTurn, turnOf } from "../../../src/core/turns/summary.js";
 import { useConductor } from "../../support/conductor.js";
 import { text } from "../../support/scripted-model.js";
 
@@ -35,11 +34,24 @@ describe("a message queued behind another turn (1.x)", () => {
   });
   afterAll(() => other?.close());
 
-  /** The turn started by user message `id`, as opencode recorded it (re-read). */
+  /**
+   * The turn started by user message `id`, as opencode recorded it (re-read, the raw messages): `done`
+   * when its last reply completed on `stop` with no error, and that reply's text.
+   */
   async function recordedTurn(sessionId: string, id: string) {
     const messages = await h.conductor.engine.messages(sessionId);
-    expect(turnOf(messages, id), `no user message ${id} in session ${sessionId}`).toBeDefined();
-    return summarizeTurn({ sessionId, messages, outcome: "idle", turn: id });
+    expect(
+      messages.some((m) => m.info.id === id && m.info.role === "user"),
+      `no user message ${id} in session ${sessionId}`,
+    ).toBe(true);
+    const last = messages.filter((m) => m.info.role === "assistant" && m.info.parentID === id).at(-1);
+    const info = last?.info.role === "assistant" ? last.info : undefined;
+    const done = info !== undefined && info.time.completed !== undefined && info.finish === "stop" && !info.error;
+    const answer = (last?.parts ?? [])
+      .flatMap((p) => (p.type === "text" ? [p.text] : []))
+      .join("")
+      .trim();
+    return { status: done ? "done" : "not ended", answer, messageId: id };
   }
 
   it("a wait on the running turn answers that turn's outcome, not the queued message's, though the session has moved on to it", async () => {
