@@ -62,7 +62,9 @@ export function outcomeOf(last: MessageEvidence, sessionError: RecordedError | u
 export const ABORTED = "MessageAbortedError";
 /** opencode 2.x's error type for a step it stopped (an interrupt, a rejected permission). */
 export const ABORTED_V2 = "aborted";
+/** opencode 2.x's error type for an automatic compaction it stopped (an interrupt while it ran: no step was running). */
+export const COMPACTION_ABORTED_V2 = "compaction.interrupted";
 
 function isAbort(error: RecordedError): boolean {
-  return error.name === ABORTED || error.name === ABORTED_V2;
+  return error.name === ABORTED || error.name === ABORTED_V2 || error.name === COMPACTION_ABORTED_V2;
 }

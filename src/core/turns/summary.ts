@@ -183,9 +183,12 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
 
   // A reply known only from the events so far (2.x, the server not answering) may not name its model yet.
   const modelOf = (m: { providerID: string; modelID: string }) => (m.providerID && m.modelID ? `${m.providerID}/${m.modelID}` : undefined);
-  const model = lastInfo ? modelOf(lastInfo) : user?.info.role === "user" ? modelOf(user.info.model) : undefined;
+  // The model and agent of the last reply that names them: a 2.x turn that failed at an automatic
+  // compaction ends on the compaction, which names neither (engine/v2/v2-events.ts).
+  const named = replies.flatMap((m) => (m.info.role === "assistant" && modelOf(m.info) ? [m.info] : [])).at(-1) ?? lastInfo;
+  const model = named ? modelOf(named) : user?.info.role === "user" ? modelOf(user.info.model) : undefined;
   if (model) summary.model = model;
-  if (lastInfo) summary.agent = lastInfo.agent;
+  if (named) summary.agent = named.agent;
   else if (user?.info.role === "user") summary.agent = user.info.agent;
   summary.tools = replies.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" ? [toolUse(p)] : [])));
   summary.files = filesChanged(replies, input.filesEdited, input.diff);

@@ -42,6 +42,8 @@ export const V2_EVENT_READS: Record<string, Record<string, JsonType>> = {
   "session.execution.succeeded": { sessionID: "string" },
   "session.execution.failed": { sessionID: "string", error: "any" },
   "session.execution.interrupted": { sessionID: "string", reason: "string" },
+  // An automatic compaction that failed: its error is the interruption's (v2-events.ts).
+  "session.compaction.failed": { sessionID: "string", error: "any" },
   // Kinds the replay of a followed turn knows carry no message change: only their name is read.
   "session.renamed": {},
   "session.moved": {},

@@ -20,6 +20,21 @@ export interface V2MessageRecord {
   error?: unknown;
   time?: { created?: number; completed?: number };
   content?: Array<{ type: string; state?: { status?: string; error?: unknown } }>;
+  /** A compaction's: `running`, `completed` or `failed`, and `auto` or `manual`. */
+  status?: string;
+  reason?: string;
+}
+
+/**
+ * An automatic compaction that failed. 2.x compacts by itself inside an execution, before a step
+ * whose context would be nearly full (after the previous step's tokens), and then restarts the step;
+ * a compaction that fails (the summary call fails, produces nothing, or is interrupted) ends the
+ * execution with its error, and the compaction message holding that error is the last thing the
+ * turn recorded. So it is read as the turn's last reply (a step that failed). A completed one is
+ * no reply (the step after it is), and a manual one (`session.compact`) is an execution of its own.
+ */
+export function isFailedAutoCompaction(m: V2MessageRecord): boolean {
+  return m.type === "compaction" && m.reason === "auto" && m.status === "failed";
 }
 
 const MAX_ERROR_MESSAGE = 500;
@@ -43,7 +58,7 @@ export function recordedMessageV2(m: V2MessageRecord, parentId?: string): Messag
     const error = part.type === "tool" && part.state?.status === "error" ? recordedErrorV2(part.state.error) : undefined;
     return error ? [error.message] : [];
   });
-  if (m.type !== "assistant") return { id: m.id, role: "user", completed: false, toolErrors };
+  if (m.type !== "assistant" && !isFailedAutoCompaction(m)) return { id: m.id, role: "user", completed: false, toolErrors };
   const error = recordedErrorV2(m.error);
   return {
     id: m.id,
@@ -61,7 +76,7 @@ export function recordedMessagesV2(messages: readonly V2MessageRecord[]): Messag
   let user: string | undefined;
   return messages.flatMap((m) => {
     if (m.type === "user") user = m.id;
-    else if (m.type !== "assistant") return []; // a compaction is no reply to anyone
+    else if (m.type !== "assistant" && !isFailedAutoCompaction(m)) return []; // a completed compaction is no reply to anyone
     return [recordedMessageV2(m, user)];
   });
 }
@@ -115,6 +130,10 @@ export class V2TurnEvents {
         this.stepError = recordedErrorV2(data.error);
         return [this.step(stepId, { completed: true, finish: "error", error: this.stepError })];
       }
+      case "session.compaction.failed":
+        // An interruption during an automatic compaction stops no step: its error is the compaction's.
+        this.stepError = recordedErrorV2(data.error);
+        return [];
       case "session.tool.failed": {
         const error = recordedErrorV2(data.error);
         const step = stepId ? this.steps.get(stepId) : undefined;

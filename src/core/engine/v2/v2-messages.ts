@@ -6,7 +6,7 @@
 // step's changed files become a `patch` part (2.x lists them per step in `snapshot.files`).
 import type { Message } from "../../model/message.js";
 import type { Schemas } from "../../../client/types.js";
-import type { V2MessageRecord } from "./v2-events.js";
+import { isFailedAutoCompaction, type V2MessageRecord } from "./v2-events.js";
 
 /** A 2.x message with the fields this mapping reads. */
 export interface V2Message extends V2MessageRecord {
@@ -56,8 +56,12 @@ export function messagesFromV2(list: readonly V2Message[], sessionId: string, di
       out.push(userMessage(m, sessionId, modelAfter(list, index)));
     } else if (m.type === "assistant") {
       out.push(assistantMessage(m, sessionId, user ?? "", directory));
+    } else if (isFailedAutoCompaction(m)) {
+      // Where the turn failed (v2-events.ts says why): a reply with the compaction's error, which
+      // makes it terminal; no completion time, model, agent, content or tokens (2.x records none).
+      out.push(assistantMessage({ id: m.id, type: "assistant", error: m.error, time: m.time }, sessionId, user ?? "", directory));
     }
-    // compactions and other kinds are no turn of anyone's
+    // completed compactions and other kinds are no turn of anyone's
   }
   return out;
 }
