@@ -99,7 +99,18 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** 2.x recordings (`npm run record -- --v2`): test/fixtures/2.x-<server version>/. */
 export const V2_FIXTURE_VERSION = "2.0.0-src.b622626";
-export const V2_SCENARIOS = ["text-turn", "write-turn", "http-400", "interrupt", "permission", "question", "permission-rejected", "steer", "reads"] as const;
+export const V2_SCENARIOS = [
+  "text-turn",
+  "write-turn",
+  "http-400",
+  "interrupt",
+  "permission",
+  "question",
+  "permission-rejected",
+  "steer",
+  "reads",
+  "compaction-failed",
+] as const;
 export type V2ScenarioName = (typeof V2_SCENARIOS)[number];
 
 export function v2FixtureDir(version: string = V2_FIXTURE_VERSION): string {

@@ -147,4 +147,17 @@ export const v2Scenarios: V2Scenario[] = [
       await messages(client, id);
     },
   },
+  {
+    // A step that nearly fills the context (85,000 of 100,000 tokens, 2.x's buffer 20,000): 2.x
+    // compacts by itself before the next step, and the summary call fails, which ends the execution.
+    name: "compaction-failed",
+    server: { config: { provider: { fake: { models: { scripted: { name: "Scripted", limit: { context: 100_000, output: 1_000 } } } } } } },
+    outcome: "session.execution.failed",
+    async run(client, server, log, id) {
+      server.model
+        .forSession(id)
+        .queue(toolCall("shell", { command: "echo full", description: "say it" }, { usage: { prompt_tokens: 85_000, completion_tokens: 20 } }), httpError(400));
+      await plainTurn(client, log, id, "fill the context");
+    },
+  },
 ];

@@ -25,6 +25,7 @@ const OUTCOME: Record<(typeof V2_SCENARIOS)[number], string> = {
   "permission-rejected": "session.execution.interrupted",
   steer: "session.execution.succeeded",
   reads: "session.execution.succeeded",
+  "compaction-failed": "session.execution.failed",
 };
 
 function problems(fixture: Fixture): { checked: number; problems: string[] } {

@@ -58,8 +58,10 @@ export function messagesFromV2(list: readonly V2Message[], sessionId: string, di
       out.push(assistantMessage(m, sessionId, user ?? "", directory));
     } else if (isFailedAutoCompaction(m)) {
       // Where the turn failed (v2-events.ts says why): a reply with the compaction's error, which
-      // makes it terminal; no completion time, model, agent, content or tokens (2.x records none).
-      out.push(assistantMessage({ id: m.id, type: "assistant", error: m.error, time: m.time }, sessionId, user ?? "", directory));
+      // makes it terminal; no completion time, model, agent or content. Its tokens and cost are the
+      // summary call's: the pre-release records none, 2.0.26's document allows them.
+      const { id, error, time, tokens, cost } = m;
+      out.push(assistantMessage({ id, type: "assistant", error, time, tokens, cost }, sessionId, user ?? "", directory));
     }
     // completed compactions and other kinds are no turn of anyone's
   }
