@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import { startOpencode } from "../test/support/opencode.js";
 import { startOpencode2 } from "../test/support/opencode2.js";
 import { text, times } from "../test/support/scripted-model.js";
-import { startMcpChild } from "./support/mcp-child.js";
+import { startMcpChild, type HeapReading } from "./support/mcp-child.js";
 
 const { values } = parseArgs({
   options: {
@@ -29,7 +29,7 @@ try {
   // Two tasks one after the other first: opencode's first catalog read is slow on a busy machine.
   server.model.queue(times(2, text("warm")));
   for (let i = 0; i < 2; i++) await mcp.call("oc_delegate", { task: `warm ${i}`, model: "fake/scripted" });
-  const readings: Array<{ tasks: number; heapMb: number; rssMb: number }> = [];
+  const readings: Array<HeapReading & { tasks: number; rssMb: number }> = [];
   let done = 0;
   const t0 = Date.now();
   while (done < TASKS) {
@@ -43,10 +43,10 @@ try {
     );
     done += batch;
     if (done % EVERY === 0 || done === TASKS) {
-      const heapMb = await mcp.heapAfterGc();
-      readings.push({ tasks: done, heapMb, rssMb: mcp.memory().rssMb });
+      const reading = await mcp.heapAfterGc();
+      readings.push({ tasks: done, ...reading, rssMb: mcp.memory().rssMb });
       console.log(
-        `  ${String(done).padStart(6)} tasks: heap after GC ${heapMb.toFixed(2)} MB, RSS ${mcp.memory().rssMb.toFixed(0)} MB (${Math.round((Date.now() - t0) / 1000)} s)`,
+        `  ${String(done).padStart(6)} tasks: heap after GC ${reading.heapMb.toFixed(2)} MB (compiled code ${reading.codeMb.toFixed(2)} MB, bytecode ${reading.bytecodeMb.toFixed(2)} MB), RSS ${mcp.memory().rssMb.toFixed(0)} MB (${Math.round((Date.now() - t0) / 1000)} s)`,
       );
     }
   }
@@ -57,6 +57,8 @@ try {
   console.log(
     `opencode ${MAJOR === 2 ? "2.x" : "1.18.33"}, ${TASKS} oc_delegate ${PARALLEL} at a time: heap after GC ${base.heapMb.toFixed(2)} MB after ${base.tasks}, ${last.heapMb.toFixed(2)} MB after ${last.tasks}: ${growth >= 0 ? "+" : ""}${growth.toFixed(1)} % (${perTaskKb.toFixed(2)} KB a task); RSS peak ${mcp.memory().peakMb.toFixed(0)} MB`,
   );
+  const codeKb = (last.codeMb + last.bytecodeMb - base.codeMb - base.bytecodeMb) * 1024;
+  console.log(`  of the growth, V8's compiled code and bytecode: ${codeKb >= 0 ? "+" : ""}${codeKb.toFixed(0)} KB`);
 } finally {
   await mcp.close();
   await server.stop();

@@ -5,7 +5,7 @@ import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { setTimeout } from "node:timers";
-import { writeHeapSnapshot } from "node:v8";
+import { getHeapCodeStatistics, getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 
 const file = process.env.BENCH_HEAP_FILE;
 const snapshots = process.env.BENCH_HEAP_SNAPSHOTS;
@@ -18,7 +18,13 @@ if (file) {
     setTimeout(() => {
       globalThis.gc?.();
       globalThis.gc?.();
-      writeFileSync(`${file}.part`, JSON.stringify({ ...process.memoryUsage(), at: Date.now() }));
+      // Compiled code and bytecode apart from the objects: growth there is V8 compiling, not something kept.
+      const code = getHeapCodeStatistics();
+      const codeSpace = getHeapSpaceStatistics().find((s) => s.space_name === "code_space")?.space_used_size ?? 0;
+      writeFileSync(
+        `${file}.part`,
+        JSON.stringify({ ...process.memoryUsage(), codeSpace, code: code.code_and_metadata_size, bytecode: code.bytecode_and_metadata_size, at: Date.now() }),
+      );
       renameSync(`${file}.part`, file); // whole or not at all for the reader
       if (snapshots) writeHeapSnapshot(join(snapshots, `heap-${String(++readings).padStart(3, "0")}.heapsnapshot`));
     }, 200);

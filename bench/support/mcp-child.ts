@@ -26,10 +26,17 @@ export interface McpChild {
   /** Resident memory now and its high-water mark (MB). */
   memory(): { rssMb: number; peakMb: number };
   /** The heap after a full GC (MB), read through the probe. */
-  heapAfterGc(): Promise<number>;
+  heapAfterGc(): Promise<HeapReading>;
   /** Its state dir (ledger, audit trail, task records). */
   stateDir: string;
   close(): Promise<void>;
+}
+
+/** The heap a full GC leaves (MB), and the part of it that is V8's compiled code and bytecode. */
+export interface HeapReading {
+  heapMb: number;
+  codeMb: number;
+  bytecodeMb: number;
 }
 
 export interface McpChildOptions {
@@ -102,7 +109,8 @@ export async function startMcpChild(server: { url: string; password: string; dir
         if (Date.now() > deadline) throw new Error("the MCP server did not report its heap within 30 s");
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      return (JSON.parse(readFileSync(heapFile, "utf8")) as { heapUsed: number }).heapUsed / 2 ** 20;
+      const read = JSON.parse(readFileSync(heapFile, "utf8")) as { heapUsed: number; code: number; bytecode: number };
+      return { heapMb: read.heapUsed / 2 ** 20, codeMb: read.code / 2 ** 20, bytecodeMb: read.bytecode / 2 ** 20 };
     },
     async close() {
       await client.close();
