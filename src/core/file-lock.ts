@@ -2,7 +2,7 @@
 // retried briefly, broken when its holder is dead or it is older than a few seconds (a holder keeps
 // it for milliseconds). Used for locked read-modify-writes of shared JSON files.
 import { randomBytes } from "node:crypto";
-import { open, readFile, rm, stat } from "node:fs/promises";
+import { open, readFile, rm, stat, unlink } from "node:fs/promises";
 import { isProcessAlive } from "../client/discovery/processes.js";
 
 export interface LockOptions {
@@ -28,9 +28,9 @@ export async function takeLock(lockPath: string, what: string, options: LockOpti
         // Only remove our own lock: it may have been broken as stale and taken by another. Nobody
         // breaks a live holder's lock younger than staleMs, so a lock held for less than half of
         // it is still ours and needs no read (the usual case: a holder keeps it for milliseconds).
-        if (Date.now() - takenAt < staleMs / 2) return rm(lockPath, { force: true });
+        if (Date.now() - takenAt < staleMs / 2) return removeLock(lockPath);
         const current = await readFile(lockPath, "utf8").catch(() => "");
-        if (current === token) await rm(lockPath, { force: true });
+        if (current === token) await removeLock(lockPath);
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
@@ -44,6 +44,13 @@ export async function takeLock(lockPath: string, what: string, options: LockOpti
     }
     await new Promise((resolve) => setTimeout(resolve, delay));
   }
+}
+
+/** unlink(2) alone: `rm` would stat the path twice first, on every release. Gone already is fine. */
+async function removeLock(lockPath: string): Promise<void> {
+  await unlink(lockPath).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "ENOENT") throw error;
+  });
 }
 
 async function isStale(lockPath: string, staleMs: number): Promise<boolean> {

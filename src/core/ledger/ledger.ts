@@ -92,15 +92,30 @@ export class Ledger {
     await this.change(id, (r) => ({ ...r, queueId }));
   }
 
-  /** The start has created every session it will create; `returned`: and its call is over. */
-  async markStarted(id: string, o: { returned?: boolean } = {}): Promise<void> {
-    await this.change(id, (r) => (r.started && (r.returned || !o.returned) ? undefined : { ...r, started: true, ...(o.returned ? { returned: true } : {}) }));
+  /** The start has created every session it will create. */
+  async markStarted(id: string): Promise<void> {
+    await this.change(id, (r) => (r.started ? undefined : { ...r, started: true }));
     this.starting.get(id)?.markStarted();
   }
 
-  /** Keeps the end; a reader's end never replaces one (the owner's result is the richer one, and its call has returned). */
-  async settle(id: string, end: LedgerEnd, o: { owner?: boolean } = {}): Promise<LedgerRecord | undefined> {
-    return this.change(id, (r) => (r.end && !o.owner ? undefined : { ...r, started: true, ...(o.owner ? { returned: true } : {}), end }));
+  /** A reader's end (a follower's, a cancel's): it never replaces one (the owner's result, `finish`, is the richer one). */
+  async settle(id: string, end: LedgerEnd): Promise<LedgerRecord | undefined> {
+    return this.change(id, (r) => (r.end ? undefined : { ...r, started: true, end }));
+  }
+
+  /**
+   * The owner's end of its start, decided on the record as it is under the store's lock (so a cancel
+   * from any process, up to that moment, counts): settled with `endOf`'s end, else marked returned
+   * while its work goes on. One locked change, where a read then a settle took two.
+   */
+  async finish(id: string, endOf: (record: LedgerRecord) => LedgerEnd | undefined): Promise<LedgerRecord | undefined> {
+    const next = await this.change(id, (r) => {
+      const end = endOf(r);
+      if (end) return { ...r, started: true, returned: true, end };
+      return r.started && r.returned ? undefined : { ...r, started: true, returned: true };
+    });
+    this.starting.get(id)?.markStarted();
+    return next;
   }
 
   async requestCancel(id: string): Promise<LedgerRecord | undefined> {

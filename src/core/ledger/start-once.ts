@@ -95,14 +95,8 @@ async function run<R extends object>(ledger: Ledger, record: LedgerRecord, plan:
   ledger.running(record.id, work);
   try {
     const result = await work;
-    // Read again: a cancel (from any process) decides between interrupted and cancelled.
-    const latest = (await ledger.get(record.id)) ?? record;
-    const end = plan.endOf(result, latest);
-    if (end) accept((await ledger.settle(record.id, end, { owner: true })) ?? latest);
-    else {
-      await ledger.markStarted(record.id, { returned: true });
-      accept(latest);
-    }
+    // Decided on the record as it is now: a cancel (from any process) tells interrupted from cancelled.
+    accept((await ledger.finish(record.id, (latest) => plan.endOf(result, latest))) ?? record);
     return result;
   } catch (error) {
     if (sessions === 0 && !queued) {
@@ -111,13 +105,12 @@ async function run<R extends object>(ledger: Ledger, record: LedgerRecord, plan:
       throw error;
     }
     const e = error instanceof Error ? error : new Error(String(error));
-    const cancelled = (await ledger.get(record.id))?.cancelRequestedAt !== undefined;
     const at = new Date().toISOString();
-    await ledger.settle(
-      record.id,
-      { status: cancelled ? "cancelled" : "failed", at, error: { name: e.name, message: e.message.slice(0, 2000) } },
-      { owner: true },
-    );
+    await ledger.finish(record.id, (latest) => ({
+      status: latest.cancelRequestedAt !== undefined ? "cancelled" : "failed",
+      at,
+      error: { name: e.name, message: e.message.slice(0, 2000) },
+    }));
     throw error;
   }
 }
