@@ -90,6 +90,8 @@ export const SCENARIOS = [
   // A turn opencode compacts by itself midway (a step's usage fills the small context window): the
   // compaction marker, its summary and the synthetic "Continue" are part of the one turn.
   "compaction-turn",
+  // Its summary call answers HTTP 400: the failed summary (error on it, no "Continue") ends the turn.
+  "compaction-error-400",
   // A prompt for an unknown agent: 204, then only two session.error events (no message, no status, no idle).
   "end-unknown-agent",
   // opencode SIGSTOPped under a turn and continued: the stream before, the one opened during the stop, the reads of a reconnect.

@@ -41,6 +41,19 @@ export function continuesTurn(part: Part): boolean {
 }
 
 /**
+ * An assistant message that is a compaction's summary of the session and no reply: one that
+ * completed without an error. opencode 1.x writes the summary as an assistant message
+ * (`summary: true`); when its call fails (an HTTP error, an abort), that message holds the error,
+ * nothing follows it ("Continue" is written only after a summary that completed), and the session
+ * reports the same error and goes idle: the turn ended there, so a failed summary is the turn's last
+ * reply. A running one counts as a reply too, so the turn waits for how it ends (its error lands
+ * after `session.idle`) instead of ending at the tool step before it (docs/opencode-behaviour.md §0.3).
+ */
+export function isCompactionSummary(info: MessageInfo): boolean {
+  return info.role === "assistant" && info.summary === true && info.time.completed !== undefined && info.error === undefined;
+}
+
+/**
  * A message's info as the turn machine sees it, with the tool errors of its parts and whether a part
  * carries on the turn before it (kept apart when parts arrive as events).
  */
@@ -54,7 +67,7 @@ export function evidenceOfInfo(info: MessageInfo, toolErrors: string[], continue
     completed: info.time.completed !== undefined,
     ...(info.finish ? { finish: info.finish } : {}),
     ...(error ? { error } : {}),
-    ...(info.summary === true ? { compaction: true } : {}),
+    ...(isCompactionSummary(info) ? { compaction: true } : {}),
     toolErrors,
   };
 }

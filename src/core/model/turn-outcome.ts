@@ -32,7 +32,10 @@ export interface MessageEvidence {
    * compaction: the compaction marker, then "Continue if you have next steps"): not a new prompt.
    */
   continues?: boolean;
-  /** An assistant message that is a compaction's summary of the session, not a reply to the prompt. */
+  /**
+   * An assistant message that is a compaction's summary of the session, not a reply to the prompt:
+   * one that completed without an error (a running or failed summary is a reply, evidence.ts isCompactionSummary).
+   */
   compaction?: boolean;
 }
 

@@ -23,7 +23,7 @@ export function turnUserIds(messages: ReadonlyArray<Pick<MessageEvidence, "id" |
   return ids;
 }
 
-/** The replies of the turn `user` starts (a compaction's summary of the session is none). */
+/** The replies of the turn `user` starts (a compaction's completed summary of the session is none; a failed one ends the turn). */
 export function repliesTo(messages: readonly MessageEvidence[], user: MessageEvidence): MessageEvidence[] {
   const ids = turnUserIds(messages, user);
   return messages.filter((m) => m.role === "assistant" && !m.compaction && m.parentId !== undefined && ids.has(m.parentId));

@@ -6,7 +6,7 @@ import type { FileChange, FileDiff } from "../model/file-change.js";
 import type { TurnTokens } from "../model/cost.js";
 import type { MessageEvidence, TurnStatus, TurnVerdict } from "../model/turn-outcome.js";
 import type { PendingRequest } from "../model/pending-request.js";
-import { continuesTurn, evidenceOf, recordedError } from "../model/evidence.js";
+import { continuesTurn, evidenceOf, isCompactionSummary, recordedError } from "../model/evidence.js";
 import { isTerminal, outcomeOf, turnUserIds } from "./record.js";
 import { FILE_TOOLS, filePathOf } from "../model/file-tools.js";
 
@@ -101,7 +101,7 @@ type Place = Pick<MessageEvidence, "id" | "role" | "parentId" | "continues" | "c
 
 function placeOf(m: Message): Place {
   if (m.info.role === "user") return { id: m.info.id, role: "user", continues: m.parts.some(continuesTurn) };
-  return { id: m.info.id, role: "assistant", parentId: m.info.parentID, compaction: m.info.summary === true };
+  return { id: m.info.id, role: "assistant", parentId: m.info.parentID, compaction: isCompactionSummary(m.info) };
 }
 
 /** The turn the prompt at `index` starts; which messages carry it on is turns/record.ts's rule. */
@@ -184,8 +184,9 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
   // A reply known only from the events so far (2.x, the server not answering) may not name its model yet.
   const modelOf = (m: { providerID: string; modelID: string }) => (m.providerID && m.modelID ? `${m.providerID}/${m.modelID}` : undefined);
   // The model and agent of the last reply that names them: a 2.x turn that failed at an automatic
-  // compaction ends on the compaction, which names neither (engine/v2/v2-events.ts).
-  const named = replies.flatMap((m) => (m.info.role === "assistant" && modelOf(m.info) ? [m.info] : [])).at(-1) ?? lastInfo;
+  // compaction ends on the compaction, which names neither (engine/v2/v2-events.ts); a 1.x one ends on
+  // the compaction's summary, whose agent is opencode's `compaction`, not the turn's.
+  const named = replies.flatMap((m) => (m.info.role === "assistant" && modelOf(m.info) && m.info.summary !== true ? [m.info] : [])).at(-1) ?? lastInfo;
   const model = named ? modelOf(named) : user?.info.role === "user" ? modelOf(user.info.model) : undefined;
   if (model) summary.model = model;
   if (named) summary.agent = named.agent;

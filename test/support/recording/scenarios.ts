@@ -172,6 +172,21 @@ export const scenarios: Scenario[] = [
       );
     },
   },
+  // The same, but the compaction's summary call answers HTTP 400: the failed summary ends the turn
+  // (its error lands after the first idle, like any failed reply's).
+  endScenario(
+    "compaction-error-400",
+    [toolCall("bash", { command: "echo compacted", description: "say it" }, { usage: { prompt_tokens: 15_500 } }), httpError(400)],
+    {
+      server: { config: { provider: { fake: { models: { scripted: { name: "Scripted", limit: { context: 16_000, output: 1_000 } } } } } } },
+      during: async (_client, _id, watch) => {
+        await watch.waitFor(
+          "the summary's error",
+          (e) => e.type === "message.updated" && e.properties.info.role === "assistant" && !!e.properties.info.summary && !!e.properties.info.error,
+        );
+      },
+    },
+  ),
   {
     name: "tool-turn",
     async run(client, server) {

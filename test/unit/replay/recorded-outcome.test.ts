@@ -23,6 +23,8 @@ describe("the outcome of a 1.x turn, from what opencode recorded", () => {
     ["tool-turn", { status: "done" }],
     // Compacted by opencode midway: the reply to its Continue ends the one turn.
     ["compaction-turn", { status: "done", answer: "All done after the compaction." }],
+    // Its summary call failed: the error on the summary ends the turn.
+    ["compaction-error-400", { status: "error", error: { name: "APIError", statusCode: 400 } }],
     ["end-error-400", { status: "error", error: { name: "APIError", statusCode: 400 } }],
     ["end-error-401", { status: "error", error: { name: "APIError", statusCode: 401 } }],
     ["end-429-fast", { status: "error", error: { name: "APIError", statusCode: 429 } }],

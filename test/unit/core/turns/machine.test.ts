@@ -58,6 +58,8 @@ const cases: Array<[ScenarioName, { status: string; error?: Record<string, unkno
   ["end-question-rejected", { status: "interrupted", error: { name: "ToolStopped", message: "The user dismissed this question" } }],
   // opencode compacted the session midway and carried the turn on: it ends done, not at the tool call.
   ["compaction-turn", { status: "done" }],
+  // Its summary call failed (HTTP 400): the failed summary is the last reply, not the tool call before it.
+  ["compaction-error-400", { status: "error", error: { name: "APIError", statusCode: 400 } }],
 ];
 
 describe("TurnMachine on recorded turns", () => {
