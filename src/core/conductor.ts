@@ -32,6 +32,7 @@ import { startSend, type SendStartOptions } from "./placement/send.js";
 import { sessionScope } from "./sessions/scope.js";
 import type { Detail } from "./turns/summary.js";
 import { runningWatch, runningWatches } from "./turns/kept-watches.js";
+import { blockingRequests } from "./turns/blocking-requests.js";
 import type { TaskQueue } from "./queue/client.js";
 import { queueSettingsFromEnv, type QueueSettings } from "./queue/settings.js";
 import { workflowsApi, type StartWorkflowOptions, type WaitRunOptions, type WorkflowsApi } from "./workflows/api.js";
@@ -305,7 +306,8 @@ export class Conductor implements CoreContext {
       if (holder) return holder.pending(options);
       const ctx = await sessionScope(this, options.sessionId);
       const sessions = runningWatches(this).find((w) => w.sessionId === options.sessionId)?.sessions ?? [options.sessionId];
-      return ctx.engine.listPending(sessions);
+      // With the requests of the sub-agent sessions it started, which block its turn (blocking-requests.ts).
+      return (await blockingRequests(ctx.engine, sessions)).requests;
     }
     const directories = new Set([this.engine.directory, ...runningWatches(this).map((w) => w.directory)]);
     const lists = await Promise.all([...directories].map((d) => this.engine.withDirectory(d).listPending()));

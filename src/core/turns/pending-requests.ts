@@ -4,6 +4,7 @@
 // the events and the server's list say.
 import type { PendingRequest } from "../model/pending-request.js";
 import type { Engine } from "../engine/engine.js";
+import { blockingRequests } from "./blocking-requests.js";
 
 /** The reason a request's answered signal aborts: someone else (another client, the web console) answered it. */
 export class AnsweredElsewhere extends Error {
@@ -35,12 +36,17 @@ export class PendingRequests {
     if (!controller.signal.aborted) controller.abort(new AnsweredElsewhere(id));
   }
 
-  /** Merges the server's list: drops what was answered, keeps what was asked meanwhile. */
-  async refresh(engine: Engine, sessions: Iterable<string>): Promise<void> {
+  /**
+   * Merges the server's list: drops what was answered, keeps what was asked meanwhile, in `sessions`
+   * or in a sub-agent session below them (blocking-requests.ts). Answers the sub-agent sessions
+   * found that way, which the caller had not seen created.
+   */
+  async refresh(engine: Engine, sessions: Iterable<string>): Promise<string[]> {
     const known = new Set(this.open.keys());
-    const open = await engine.listPending(sessions);
+    const { requests: open, descendants } = await blockingRequests(engine, sessions);
     const openIds = new Set(open.map((r) => r.id));
     for (const id of known) if (!openIds.has(id)) this.replied(id);
     for (const request of open) this.open.set(request.id, request);
+    return descendants;
   }
 }

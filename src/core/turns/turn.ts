@@ -13,6 +13,7 @@ import { switchingAttempt, waitTurn, withFallbacks } from "./fallback-wait.js";
 import { recordedVerdict, summarizeTurn, type Detail, type FileDiff, type TurnSummary } from "./summary.js";
 import { keep, runningWatch } from "./kept-watches.js";
 import { TurnWatch } from "./watch.js";
+import { blockingRequests } from "./blocking-requests.js";
 import type { WaitOutcome } from "./watch-wait.js";
 import type { TurnProgress } from "./turn-progress.js";
 
@@ -189,7 +190,8 @@ async function readSummary(ctx: CoreContext, sessionId: string, o: SummarizeOpti
     ? []
     : o.watch && o.watch.pending.size > 0
       ? [...o.watch.pending.values()]
-      : await deadline.read(ctx.engine.listPending(o.watch?.sessions ?? [sessionId]), "the pending requests");
+      : // A sub-agent's request blocks its parent's turn: it counts too (blocking-requests.ts).
+        (await deadline.read(blockingRequests(ctx.engine, o.watch?.sessions ?? [sessionId]), "the pending requests")).requests;
   const input = { sessionId, messages, outcome: o.outcome, pending, filesEdited: o.watch?.filesEdited, verdict, turn, detail: o.detail };
   const summary = withFallbacks(ctx, summarizeTurn(input), messages);
   if (!over || summary.status === "lost" || !summary.messageId || o.detail === "final" || !summary.files?.length) return summary;

@@ -406,8 +406,9 @@ export class TurnWatch {
     return this.requests.answeredSignal(id);
   }
 
-  private refreshPending(): Promise<void> {
-    return this.requests.refresh(this.engine, this.sessions);
+  /** The server's open requests; a sub-agent session found below ours (created before we subscribed, or in a gap) is followed from now on. */
+  private async refreshPending(): Promise<void> {
+    for (const id of await this.requests.refresh(this.engine, this.sessions)) this.sessions.add(id);
   }
 
   private end(messages: Message[] | undefined, verdict: TurnVerdict): void {
