@@ -183,10 +183,10 @@ export function summarizeTurn(input: SummaryInput): TurnSummary {
 
   // A reply known only from the events so far (2.x, the server not answering) may not name its model yet.
   const modelOf = (m: { providerID: string; modelID: string }) => (m.providerID && m.modelID ? `${m.providerID}/${m.modelID}` : undefined);
-  // The model and agent of the last reply that names them: a 2.x turn that failed at an automatic
-  // compaction ends on the compaction, which names neither (engine/v2/v2-events.ts); a 1.x one ends on
-  // the compaction's summary, whose agent is opencode's `compaction`, not the turn's.
-  const named = replies.flatMap((m) => (m.info.role === "assistant" && modelOf(m.info) && m.info.summary !== true ? [m.info] : [])).at(-1) ?? lastInfo;
+  // The turn's model and agent are its last reply's, a compaction's summary aside: a turn that failed
+  // at an automatic compaction ends on it, and opencode writes it under its own agent (1.x
+  // `compaction`) or none (2.x, engine/v2/v2-messages.ts).
+  const named = replies.flatMap((m) => (m.info.role === "assistant" && m.info.summary !== true ? [m.info] : [])).at(-1) ?? lastInfo;
   const model = named ? modelOf(named) : user?.info.role === "user" ? modelOf(user.info.model) : undefined;
   if (model) summary.model = model;
   if (named) summary.agent = named.agent;

@@ -58,10 +58,11 @@ export function messagesFromV2(list: readonly V2Message[], sessionId: string, di
       out.push(assistantMessage(m, sessionId, user ?? "", directory));
     } else if (isFailedAutoCompaction(m)) {
       // Where the turn failed (v2-events.ts says why): a reply with the compaction's error, which
-      // makes it terminal; no completion time, model, agent or content. Its tokens and cost are the
-      // summary call's: the pre-release records none, 2.0.26's document allows them.
-      const { id, error, time, tokens, cost } = m;
-      out.push(assistantMessage({ id, type: "assistant", error, time, tokens, cost }, sessionId, user ?? "", directory));
+      // makes it terminal, marked a summary as 1.x marks its compaction's; no completion time, model,
+      // agent or content. Its tokens and cost are the summary call's: the pre-release records none,
+      // 2.0.26's document allows them.
+      const { id, type, error, time, tokens, cost } = m;
+      out.push(assistantMessage({ id, type, error, time, tokens, cost }, sessionId, user ?? "", directory));
     }
     // completed compactions and other kinds are no turn of anyone's
   }
@@ -98,6 +99,7 @@ function assistantMessage(m: V2Message, sessionID: string, parentID: string, dir
     tokens: { input: t.input ?? 0, output: t.output ?? 0, reasoning: t.reasoning ?? 0, cache: { read: t.cache?.read ?? 0, write: t.cache?.write ?? 0 } },
     ...(m.finish ? { finish: m.finish } : {}),
     ...(error ? { error } : {}),
+    ...(m.type === "compaction" ? { summary: true } : {}),
   } as unknown as Schemas["Message"];
   const parts: Schemas["Part"][] = (m.content ?? []).flatMap((c, i) => contentPart(m, i, c));
   const files = m.snapshot?.files ?? [];
