@@ -46,6 +46,8 @@ export default tseslint.config(
       ],
     },
   },
+  // Benchmark yardsticks and probes run as plain Node scripts.
+  { files: ["bench/**/*.mjs"], languageOptions: { globals: globals.node } },
   // The console's page scripts run in the browser.
   { files: ["src/console/static/**/*.js"], languageOptions: { globals: globals.browser } },
 );

@@ -3,15 +3,19 @@
 //   1. requests per task: every HTTP request the MCP server sends opencode for one oc_delegate
 //      (through a counting proxy; the event stream is not counted), after a warm-up;
 //   2. N tasks in flight (default 50): wall time of N oc_delegate calls at once against N raw
-//      opencode tasks (create, prompt, wait for the end event: what a hand-written client does),
-//      rounds alternating; the bridge's share of each task (its wall time minus opencode's own, from
-//      the prompt reaching opencode to the turn's end event, both seen on an observer's event
-//      stream); the MCP server's CPU time per task; its resident memory (peak, /proc VmHWM).
-// The MCP server runs pinned to its own core (`taskset -c`, the last core), the rest (opencode, the
-// scripted model, this process) on the others, so its figures are its own and not the wait for a
-// core behind opencode. Run: npm run bench:scale [-- --tasks N --rounds R --majors 1,2 --turn-ms MS]
+//      opencode tasks (create, prompt, wait for the end event: what a hand-written client does) and
+//      N through the bare bridge (support/bare-bridge.mjs: the same MCP SDK and fetch doing only
+//      create, prompt and wait, the floor any bridge on this stack pays), rounds alternating; each
+//      task's time outside opencode (its wall time minus opencode's own, from the prompt reaching
+//      opencode to the turn's end event, both seen on an observer's event stream), and where it
+//      went (before the first request, between them, after the end); each MCP server's CPU time per
+//      task (its main thread apart); our server's resident memory (peak, /proc VmHWM).
+// Both MCP servers run pinned to their own core (`taskset -c`, the last core), the rest (opencode,
+// the scripted model, this process) on the others, so their figures are their own and not the wait
+// for a core behind opencode. Run: npm run bench:scale [-- --tasks N --rounds R --majors 1,2 --turn-ms MS]
 import { availableParallelism } from "node:os";
 import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { connect } from "../src/client/connect.js";
 import { connectV2 } from "../src/client/v2/client.js";
@@ -19,7 +23,7 @@ import { startOpencode, type TestOpencode } from "../test/support/opencode.js";
 import { startOpencode2 } from "../test/support/opencode2.js";
 import { text, times } from "../test/support/scripted-model.js";
 import { startCountingProxy, type CountingProxy, type ProxiedRequest } from "./support/counting-proxy.js";
-import { startMcpChild } from "./support/mcp-child.js";
+import { startMcpChild, type McpChild } from "./support/mcp-child.js";
 
 const { values } = parseArgs({
   options: {
@@ -34,6 +38,7 @@ const ROUNDS = Math.max(1, Number(values.rounds) || 3);
 const TURN_MS = Math.max(0, Number(values["turn-ms"]) || 0);
 const MAJORS = values.majors.split(",").map(Number);
 const COUNTED_TASKS = 5;
+const BARE_BRIDGE = fileURLToPath(new URL("./support/bare-bridge.mjs", import.meta.url));
 
 const cores = availableParallelism();
 const MCP_CPUS = cores > 1 ? String(cores - 1) : undefined;
@@ -62,6 +67,7 @@ interface Seen {
 }
 
 interface Major {
+  major: number;
   label: string;
   server: TestOpencode;
   /** Every request to opencode goes through it (the MCP server's, the raw client's, the observer's). */
@@ -109,6 +115,7 @@ async function openMajor(major: number): Promise<Major> {
     await subscribed;
     const label = `opencode ${client.identity.version}`;
     return {
+      major,
       label,
       server,
       proxy,
@@ -135,6 +142,7 @@ async function openMajor(major: number): Promise<Major> {
   })().catch(() => undefined);
   await subscribed;
   return {
+    major,
     label: "opencode 1.18.33",
     server,
     proxy,
@@ -199,26 +207,51 @@ function outsideOpencode(t0: number, t1: number, requests: ProxiedRequest[], end
   return t1 - t0 - covered;
 }
 
-/** N tasks at once, raw and through the MCP server, ROUNDS times each, alternating. */
+/** What one round of N tasks through an MCP server cost it: CPU, the main thread's part, the kernel's. */
+interface Cost {
+  cpu: number;
+  main: number;
+  kernel: number;
+  tasks: number;
+}
+
+const costOf = (mcp: McpChild) => ({ cpu: mcp.cpuMs(), main: mcp.mainThreadCpuMs(), kernel: mcp.cpuSplit().systemMs, tasks: 0 });
+const perTask = (x: number, tasks: number) => (x / tasks).toFixed(1);
+
+/**
+ * N tasks at once, raw, through our MCP server and through the bare bridge (the yardstick: the same
+ * SDK and fetch, nothing else), ROUNDS times each, alternating.
+ */
 async function inFlight(m: Major): Promise<void> {
-  const mcp = await startMcpChild({ ...m.server, url: m.proxy.url }, { cpus: MCP_CPUS });
+  const servers = {
+    bridge: await startMcpChild({ ...m.server, url: m.proxy.url }, { cpus: MCP_CPUS }),
+    bare: await startMcpChild({ ...m.server, url: m.proxy.url }, { cpus: MCP_CPUS, script: BARE_BRIDGE, env: { BARE_MAJOR: String(m.major) } }),
+  };
   pin(process.pid, OTHER_CPUS);
-  const walls = { raw: [] as number[], bridge: [] as number[] };
-  const share = { raw: [] as number[], bridge: [] as number[] };
-  let cpu = 0;
-  let kernel = 0;
-  let bridged = 0;
+  const kinds = ["raw", "bridge", "bare"] as const;
+  type Kind = (typeof kinds)[number];
+  const walls: Record<Kind, number[]> = { raw: [], bridge: [], bare: [] };
+  const share: Record<Kind, number[]> = { raw: [], bridge: [], bare: [] };
+  /** Where a task's time outside opencode went: before its first request, between, after the end. */
+  const parts: Record<Kind, { lead: number[]; gap: number[]; tail: number[] }> = {
+    raw: { lead: [], gap: [], tail: [] },
+    bridge: { lead: [], gap: [], tail: [] },
+    bare: { lead: [], gap: [], tail: [] },
+  };
+  const costs = { bridge: { cpu: 0, main: 0, kernel: 0, tasks: 0 } as Cost, bare: { cpu: 0, main: 0, kernel: 0, tasks: 0 } as Cost };
   try {
-    m.server.model.queue(times(2, text("warm")));
-    for (let i = 0; i < 2; i++) await mcp.call("oc_delegate", { task: `warm ${i}`, model: "fake/scripted" });
-    const idle = mcp.memory().rssMb;
-    const task = async (kind: "raw" | "bridge", i: number) => {
+    for (const mcp of Object.values(servers)) {
+      m.server.model.queue(times(2, text("warm")));
+      for (let i = 0; i < 2; i++) await mcp.call("oc_delegate", { task: `warm ${i}`, model: "fake/scripted" });
+    }
+    const idle = servers.bridge.memory().rssMb;
+    const task = async (kind: Kind, i: number) => {
       const t0 = now();
       let id: string;
       if (kind === "raw") id = await m.raw(`raw ${i}`);
       else {
-        const r = await mcp.call("oc_delegate", { task: `bridge ${i}`, model: "fake/scripted" });
-        if (r.data.status !== "done") throw new Error(`task ${i}: ${r.data.status} ${r.text.slice(0, 300)}`);
+        const r = await servers[kind].call("oc_delegate", { task: `${kind} ${i}`, model: "fake/scripted" });
+        if (r.data.status !== "done") throw new Error(`${kind} task ${i}: ${r.data.status} ${r.text.slice(0, 300)}`);
         id = String(r.data.session_id);
       }
       const t1 = now();
@@ -231,48 +264,55 @@ async function inFlight(m: Major): Promise<void> {
       }
       const ended = m.seen.get(id)?.ended;
       if (ended === undefined) throw new Error(`${kind} ${i}: the observer saw no end of the turn within 30 s of the answer`);
-      share[kind].push(
-        outsideOpencode(
-          t0,
-          t1,
-          m.proxy.calls().filter((r) => r.sessionId === id),
-          ended,
-        ),
-      );
+      const requests = m.proxy.calls().filter((r) => r.sessionId === id);
+      const outside = outsideOpencode(t0, t1, requests, ended);
+      share[kind].push(outside);
+      const first = Math.min(...requests.map((r) => r.start));
+      const last = Math.max(ended, ...requests.map((r) => r.end ?? t1));
+      parts[kind].lead.push(first - t0);
+      parts[kind].tail.push(Math.max(0, t1 - last));
+      parts[kind].gap.push(outside - (first - t0) - Math.max(0, t1 - last));
       m.onEnd.delete(id);
       m.seen.delete(id);
     };
     for (let round = 0; round < ROUNDS; round++) {
-      for (const kind of ["raw", "bridge"] as const) {
+      for (const kind of kinds) {
         m.server.model.queue(times(TASKS, text("ok", { delayMs: TURN_MS })));
-        const cpu0 = mcp.cpuMs();
-        const kernel0 = mcp.cpuSplit().systemMs;
+        const before = kind === "raw" ? undefined : costOf(servers[kind]);
         const t0 = now();
         await Promise.all(Array.from({ length: TASKS }, (_, i) => task(kind, round * TASKS + i)));
         walls[kind].push(now() - t0);
-        if (kind === "bridge") {
-          cpu += mcp.cpuMs() - cpu0;
-          kernel += mcp.cpuSplit().systemMs - kernel0;
-          bridged += TASKS;
+        if (kind !== "raw" && before) {
+          const after = costOf(servers[kind]);
+          const cost = costs[kind];
+          cost.cpu += after.cpu - before.cpu;
+          cost.main += after.main - before.main;
+          cost.kernel += after.kernel - before.kernel;
+          cost.tasks += TASKS;
         }
       }
     }
     const ratio = median(walls.bridge) / median(walls.raw);
-    const { peakMb, rssMb } = mcp.memory();
+    const { peakMb, rssMb } = servers.bridge.memory();
     console.log(
-      `  ${TASKS} tasks of ${TURN_MS} ms at once, ${ROUNDS} rounds each (MCP server on core ${MCP_CPUS ?? "any"}, the rest on ${OTHER_CPUS ?? "any"}):`,
+      `  ${TASKS} tasks of ${TURN_MS} ms at once, ${ROUNDS} rounds each (MCP servers on core ${MCP_CPUS ?? "any"}, the rest on ${OTHER_CPUS ?? "any"}):`,
     );
     console.log(
-      `    wall: raw opencode ${walls.raw.map(ms).join(" / ")}, through the MCP server ${walls.bridge.map(ms).join(" / ")}: ${ratio.toFixed(2)}x (median)`,
+      `    wall: raw opencode ${walls.raw.map(ms).join(" / ")}, through the MCP server ${walls.bridge.map(ms).join(" / ")}: ${ratio.toFixed(2)}x (median); through the bare bridge ${walls.bare.map(ms).join(" / ")}`,
     );
+    const spread = (kind: Kind) => `p50 ${ms(median(share[kind]))}, p95 ${ms(pct(share[kind], 95))}`;
     console.log(
-      `    per-task time outside opencode (its requests and the turn): through the MCP server p50 ${ms(median(share.bridge))}, p95 ${ms(pct(share.bridge, 95))}; raw client p50 ${ms(median(share.raw))}, p95 ${ms(pct(share.raw, 95))}`,
+      `    per-task time outside opencode (its requests and the turn): through the MCP server ${spread("bridge")}; bare bridge ${spread("bare")}; raw client ${spread("raw")}`,
     );
-    console.log(
-      `    MCP server CPU: ${(cpu / bridged).toFixed(1)} ms per task (${(kernel / bridged).toFixed(1)} ms of it in the kernel); RSS idle ${idle.toFixed(0)} MB, peak ${peakMb.toFixed(0)} MB, now ${rssMb.toFixed(0)} MB`,
-    );
+    const split = (kind: Kind) =>
+      `before the first request p50 ${ms(median(parts[kind].lead))}, between its requests ${ms(median(parts[kind].gap))}, after the end ${ms(median(parts[kind].tail))}`;
+    console.log(`      of which, through the MCP server: ${split("bridge")}; bare bridge: ${split("bare")}`);
+    const cpu = (c: Cost) =>
+      `${perTask(c.cpu, c.tasks)} ms per task (main thread ${perTask(c.main, c.tasks)}, other threads ${perTask(c.cpu - c.main, c.tasks)}; kernel ${perTask(c.kernel, c.tasks)})`;
+    console.log(`    CPU: the MCP server ${cpu(costs.bridge)}; the bare bridge ${cpu(costs.bare)}`);
+    console.log(`    MCP server RSS: idle ${idle.toFixed(0)} MB, peak ${peakMb.toFixed(0)} MB, now ${rssMb.toFixed(0)} MB`);
   } finally {
-    await mcp.close();
+    await Promise.all(Object.values(servers).map((mcp) => mcp.close()));
   }
 }
 

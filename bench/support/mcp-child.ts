@@ -23,6 +23,12 @@ export interface McpChild {
   cpuMs(): number;
   /** The same, split into user and system (kernel) time. */
   cpuSplit(): { userMs: number; systemMs: number };
+  /**
+   * CPU time so far (ms) of the main thread (the JavaScript, and GC's pauses), apart from the process's
+   * whole: the rest is libuv's pool (file system calls) and V8's helpers (concurrent GC, compiling),
+   * which Node 20 does not name apart.
+   */
+  mainThreadCpuMs(): number;
   /** Resident memory now and its high-water mark (MB). */
   memory(): { rssMb: number; peakMb: number };
   /** The heap after a full GC (MB), read through the probe. */
@@ -43,10 +49,13 @@ export interface McpChildOptions {
   /** `taskset -c` list, e.g. "1": the server runs on these cores only. */
   cpus?: string;
   env?: Record<string, string>;
+  /** Another server script to run instead of ours (a yardstick, e.g. bare-bridge.mjs). */
+  script?: string;
 }
 
 export async function startMcpChild(server: { url: string; password: string; directory: string }, options: McpChildOptions = {}): Promise<McpChild> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first.`);
+  const script = options.script ?? CLI;
+  if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first.`);
   const work = mkdtempSync(join(tmpdir(), "occ-bench-mcp-"));
   const heapFile = join(work, "heap.json");
   const stateDir = join(work, "state");
@@ -56,7 +65,7 @@ export async function startMcpChild(server: { url: string; password: string; dir
   const memory = process.env.BENCH_MEMORY_FILE ? ["--import", MEMORY_PROBE] : [];
   // BENCH_NODE_FLAGS="--flag ...": V8/Node flags for the server (for comparing a flag's effect on a figure).
   const flags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-  const node = [process.execPath, ...flags, "--expose-gc", ...profile, "--import", PROBE, ...memory, CLI];
+  const node = [process.execPath, ...flags, "--expose-gc", ...profile, "--import", PROBE, ...memory, script];
   const [command, ...args] = options.cpus ? ["taskset", "-c", options.cpus, ...node] : node;
   const transport = new StdioClientTransport({
     command: command!,
@@ -88,9 +97,15 @@ export async function startMcpChild(server: { url: string; password: string; dir
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
     return { userMs: (Number(fields[11]) / TICKS_PER_S) * 1000, systemMs: (Number(fields[12]) / TICKS_PER_S) * 1000 };
   };
+  const mainThreadCpuMs = () => {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_S) * 1000;
+  };
   return {
     pid,
     stateDir,
+    mainThreadCpuMs,
     async call(name, args = {}) {
       const raw = (await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 })) as CallToolResult;
       return toolCallOf(raw);

@@ -1,8 +1,11 @@
-// A lock between the processes that share a state dir: an O_EXCL file next to what it guards,
-// retried briefly, broken when its holder is dead or it is older than a few seconds (a holder keeps
-// it for milliseconds). Used for locked read-modify-writes of shared JSON files.
+// A lock between the processes that share a state dir: a path next to what it guards, made only if
+// it does not exist, retried briefly, broken when its holder is dead or it is older than a few
+// seconds (a holder keeps it for milliseconds). Used for locked read-modify-writes of shared JSON
+// files. The lock is a symbolic link whose target is its holder ("PID TOKEN"): symlink(2) makes it
+// whole in one system call, where a file takes three (create, write, close) and is empty in between.
+// Where links cannot be made (Windows without the right to), it is such a file.
 import { randomBytes } from "node:crypto";
-import { open, readFile, rm, stat, unlink } from "node:fs/promises";
+import { lstat, open, readFile, readlink, rm, symlink, unlink } from "node:fs/promises";
 import { isProcessAlive } from "../client/discovery/processes.js";
 
 export interface LockOptions {
@@ -19,21 +22,16 @@ export async function takeLock(lockPath: string, what: string, options: LockOpti
   const token = `${process.pid} ${randomBytes(6).toString("hex")}`;
   const deadline = Date.now() + timeoutMs;
   for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
-    try {
-      const takenAt = Date.now();
-      const handle = await open(lockPath, "wx", 0o600);
-      await handle.writeFile(token);
-      await handle.close();
+    const takenAt = Date.now();
+    if (await create(lockPath, token)) {
       return async () => {
         // Only remove our own lock: it may have been broken as stale and taken by another. Nobody
         // breaks a live holder's lock younger than staleMs, so a lock held for less than half of
         // it is still ours and needs no read (the usual case: a holder keeps it for milliseconds).
         if (Date.now() - takenAt < staleMs / 2) return removeLock(lockPath);
-        const current = await readFile(lockPath, "utf8").catch(() => "");
+        const current = await holderOf(lockPath).catch(() => "");
         if (current === token) await removeLock(lockPath);
       };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
     if (await isStale(lockPath, staleMs)) {
       await rm(lockPath, { force: true });
@@ -46,6 +44,36 @@ export async function takeLock(lockPath: string, what: string, options: LockOpti
   }
 }
 
+/** Makes the lock holding `token`; false when it exists (someone holds it). */
+async function create(lockPath: string, token: string): Promise<boolean> {
+  try {
+    await symlink(token, lockPath);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return false;
+    // Links refused (Windows without the right to make them): a lock file instead.
+    if (code !== "EPERM" && code !== "ENOSYS" && code !== "EOPNOTSUPP") throw error;
+  }
+  try {
+    const handle = await open(lockPath, "wx", 0o600);
+    await handle.writeFile(token);
+    await handle.close();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+}
+
+/** "PID TOKEN" of a lock: a link's target, or a lock file's content (EINVAL: not a link). */
+async function holderOf(lockPath: string): Promise<string> {
+  return readlink(lockPath).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "EINVAL") throw error;
+    return readFile(lockPath, "utf8");
+  });
+}
+
 /** unlink(2) alone: `rm` would stat the path twice first, on every release. Gone already is fine. */
 async function removeLock(lockPath: string): Promise<void> {
   await unlink(lockPath).catch((error: NodeJS.ErrnoException) => {
@@ -55,9 +83,10 @@ async function removeLock(lockPath: string): Promise<void> {
 
 async function isStale(lockPath: string, staleMs: number): Promise<boolean> {
   try {
-    const [content, info] = await Promise.all([readFile(lockPath, "utf8"), stat(lockPath)]);
+    // lstat: the link's own age (its target names a holder, not a file).
+    const [content, info] = await Promise.all([holderOf(lockPath), lstat(lockPath)]);
     const holder = Number(content.split(" ")[0]);
-    // An empty file is a holder between create and write: only its age can tell.
+    // An empty lock file is a holder between create and write: only its age can tell.
     if (content && !isProcessAlive(holder)) return true;
     return Date.now() - info.mtimeMs > staleMs;
   } catch {

@@ -146,8 +146,8 @@ async function runTask(host: PlacementHost, placement: Placement, o: TaskOptions
     checks: task.checks,
   });
   const onSession = async (id: string) => {
-    await hooks.onSession(id, 0);
-    await recordStart(host, info(id));
+    // Two files that do not depend on each other: the prompt waits for one round of writes, not two.
+    await Promise.all([hooks.onSession(id, 0), recordStart(host, info(id))]);
     await task.onSession?.(id);
   };
   if (placement === "here") {
@@ -203,8 +203,7 @@ async function runBatchHere(host: PlacementHost, tasks: BatchTask[], o: BatchOpt
       inWorktree(t) ? delegateInWorktree(host, { ...t, setup: t.setup ?? setup, base: t.base ?? base }) : delegate(ctx, t),
     onSession: async (id, index) => {
       const t = tasks[index]!;
-      await hooks.onSession(id, index);
-      await recordStart(host, {
+      const start: TaskStartInfo = {
         sessionId: id,
         origin,
         task: t.task,
@@ -217,7 +216,8 @@ async function runBatchHere(host: PlacementHost, tasks: BatchTask[], o: BatchOpt
         agent: t.agent,
         maxTokens: o.maxTokens,
         maxCostUsd: o.maxCostUsd,
-      });
+      };
+      await Promise.all([hooks.onSession(id, index), recordStart(host, start)]);
       await o.onSession?.(id, index);
     },
   });
