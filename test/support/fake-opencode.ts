@@ -6,9 +6,9 @@
 // never arrives before the prompt), for at most `maxEventWaitMs`. A request the fixture does not
 // hold is answered 501 and listed in `unrecorded`, naming its method and path.
 import { http, HttpResponse, type HttpHandler } from "msw";
-import { operations } from "../../generated/operations.js";
+import { operations, type HttpMethod } from "../../generated/operations.js";
 import type { Fixture, Interaction } from "./fixture.js";
-import { operationFor } from "./operation-match.js";
+import { operationFor, routeMatcher } from "./operation-match.js";
 
 /** Base URL fake clients connect to; `.invalid` never resolves, so nothing can leak to a network. */
 export const REPLAY_URL = "http://opencode.replay.invalid";
@@ -28,6 +28,11 @@ export interface FakeOpencodeOptions {
    * replays, so a replay fails when a tool reads more than the recording holds.
    */
   repeatReads?: boolean;
+  /**
+   * The server's operations the handlers route by (default: the generated 1.x table); a 2.x
+   * recording's are its server's own document's (`useV2Replay`).
+   */
+  operations?: Iterable<{ id: string; method: string; path: string }>;
 }
 
 const keyOf = (method: string, path: string, query: Record<string, string>) =>
@@ -54,8 +59,10 @@ export function fakeOpencode(fixture: Fixture, options: FakeOpencodeOptions = {}
   // Per operation, then per concrete request: the recorded answers still to give, and the last one given.
   const queues = new Map<string, Interaction[]>();
   const last = new Map<string, Interaction>();
+  const table = [...(options.operations ?? Object.values(operations))].sort((a, b) => paramCount(a.path) - paramCount(b.path));
+  const match = options.operations ? routeMatcher(table) : operationFor;
   for (const interaction of fixture.interactions) {
-    const op = interaction.operationId ?? operationFor(interaction.method, interaction.path) ?? "(no operation)";
+    const op = interaction.operationId ?? match(interaction.method, interaction.path) ?? "(no operation)";
     const key = `${op} ${keyOf(interaction.method, interaction.path, interaction.query)}`;
     queues.set(key, [...(queues.get(key) ?? []), interaction]);
   }
@@ -147,11 +154,10 @@ export function fakeOpencode(fixture: Fixture, options: FakeOpencodeOptions = {}
       return refuse(request, url);
     };
 
-  // Literal routes before templated ones (`/session/status` before `/session/{sessionID}`): msw
-  // answers with the first handler that matches.
-  const table = Object.values(operations).sort((a, b) => paramCount(a.path) - paramCount(b.path));
+  // Literal routes before templated ones (`/session/status` before `/session/{sessionID}`, `table`
+  // is sorted so): msw answers with the first handler that matches.
   const handlers = [
-    ...table.map((op) => http[op.method](`${baseUrl}${mswPath(op.path)}`, resolverFor(op.id))),
+    ...table.map((op) => http[op.method.toLowerCase() as HttpMethod](`${baseUrl}${mswPath(op.path)}`, resolverFor(op.id))),
     // Paths the table does not know (a 2.x route, a typo) are unrecorded too, never a network call.
     http.all(`${baseUrl}/*`, resolverFor("(no operation)")),
   ];

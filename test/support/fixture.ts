@@ -96,6 +96,9 @@ export const SCENARIOS = [
   "end-unknown-agent",
   // opencode SIGSTOPped under a turn and continued: the stream before, the one opened during the stop, the reads of a reconnect.
   "server-stopped",
+  // Sub-agents' permissions while they wait, at depth 0-2, beside an unrelated and a deleted session's
+  // (recording/subagent-requests.ts): the sessions listed with their parents, the requests listed.
+  "subagent-requests",
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -112,6 +115,8 @@ export const V2_SCENARIOS = [
   "steer",
   "reads",
   "compaction-failed",
+  // Sub-agents' permissions while they wait (recording/subagent-requests.ts), as on 1.x.
+  "subagent-requests",
 ] as const;
 export type V2ScenarioName = (typeof V2_SCENARIOS)[number];
 

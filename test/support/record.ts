@@ -19,7 +19,7 @@ import { startOpencode2 } from "./opencode2.js";
 import { routeMatcher } from "./operation-match.js";
 import { createRecorder } from "./recording/fetch.js";
 import { v2Scenarios, type V2Scenario } from "./recording/v2-scenarios.js";
-import { recordEvents } from "./v2-events.js";
+import { isOutcome, recordEvents } from "./v2-events.js";
 import { MISSING_SESSION, scenarios, type Scenario } from "./recording/scenarios.js";
 import { scrubFixture } from "./recording/scrub.js";
 import { recordToolScenario } from "./recording/record-tools.js";
@@ -75,7 +75,8 @@ async function recordV2(scenario: V2Scenario): Promise<Fixture> {
     const log = await recordEvents(client);
     const created = (await client.request("session.create", { body: { title: scenario.name } })) as { data: { id: string } };
     await scenario.run(client, server, log, created.data.id);
-    const outcome = log.events.find((e) => e.type.startsWith("session.execution.") && e.type !== "session.execution.started");
+    // The created session's own (a scenario may run other sessions beside it).
+    const outcome = log.events.find(isOutcome(created.data.id));
     log.stop();
     if (outcome?.type !== scenario.outcome)
       throw new Error(`recording went wrong: ${scenario.name} ended with ${outcome?.type ?? "no outcome"}, not ${scenario.outcome}`);

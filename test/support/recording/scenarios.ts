@@ -1,6 +1,6 @@
 // The scenarios `npm run record` runs against the real opencode harness. Each one drives the
 // client exactly as its replay test does, so the replay serves every request the test makes.
-import { NotFoundError, type OpencodeClient } from "../../../src/client/index.js";
+import { connect, NotFoundError, type OpencodeClient } from "../../../src/client/index.js";
 import { catalog, CATALOG_KINDS } from "../../../src/core/catalog/catalogs.js";
 import { listModels } from "../../../src/core/catalog/models.js";
 import { serverStatus } from "../../../src/core/catalog/status.js";
@@ -14,9 +14,10 @@ import type { EventHub } from "../../../src/core/event-hub.js";
 import { V1Engine } from "../../../src/core/engine/v1/v1-engine.js";
 import type { ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
-import { hang, httpError, text, times, toolCall, type Step } from "../scripted-model.js";
+import { hang, httpError, text, times, toolCall, toolCalls, type Step } from "../scripted-model.js";
 import { createSession, prompt, promptAndWait, readMessages, SCRIPTED_MODEL, watchSession, type SessionWatch } from "../turns.js";
 import { COLOR_QUESTION } from "../questions.js";
+import { DELETED_TITLE, recordBlockingCalls, SUBAGENT_SCENARIO, UNRELATED_TITLE } from "./subagent-requests.js";
 
 export interface Scenario {
   name: ScenarioName;
@@ -127,6 +128,47 @@ const abortAfter =
     await watch.waitFor(what, match as (e: unknown) => boolean);
     await client.call("session.abort", { path: { sessionID: id } });
   };
+
+/**
+ * The sessions that asked for a permission, in order, from a stream of every session's events on
+ * a client of its own (not recorded: the replay needs no events).
+ */
+async function watchAsked(server: TestOpencode) {
+  const plain = connect({ url: server.url, password: server.password, directory: server.directory });
+  const controller = new AbortController();
+  const asked: string[] = [];
+  let wake = () => undefined as void;
+  let live!: () => void;
+  const connected = new Promise<void>((resolve) => (live = resolve));
+  void (async () => {
+    for await (const e of plain.events({ signal: controller.signal })) {
+      if (e.type === "server.connected") live();
+      if (e.type === "permission.asked") asked.push(e.properties.sessionID);
+      wake();
+    }
+  })().catch(() => undefined);
+  await connected;
+  return {
+    asked,
+    /** Resolves once `n` sessions asked; fails after 60 s naming who did. */
+    until: (n: number) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`recording went wrong: ${asked.length} of ${n} permissions asked`)), 60_000);
+        wake = () => {
+          if (asked.length >= n) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        wake();
+      }),
+    close: () => controller.abort(),
+  };
+}
+
+/** 1.x's sub-agent: the `task` tool, by default with the built-in `general` agent. */
+const task = (description: string, agent = "general") => ({ name: "task", args: { description, prompt: `${description}, then say so`, subagent_type: agent } });
+const bash = (command: string) => ({ name: "bash", args: { command, description: "marker" } });
 
 export const scenarios: Scenario[] = [
   {
@@ -431,6 +473,55 @@ export const scenarios: Scenario[] = [
       check((await sessionInfo(ctx, retrying.id)).status === "retry", "the rate-limited turn was not retrying");
       check((await deleteSession(ctx, retrying.id)).aborted, "delete did not abort the retrying turn");
       check(!(await deleteSession(ctx, idle.id)).aborted, "delete aborted an idle session");
+    },
+  },
+  {
+    // test/support/recording/subagent-requests.ts. A sub-agent may start another when its agent has
+    // a `task` rule (else its session denies `task`) and `subagent_depth` allows it: `general` does
+    // here. The root's second sub-agent is `asker`, on the `backup` model, so that its step comes
+    // from a queue of its own while `general`'s start at the same time.
+    name: SUBAGENT_SCENARIO,
+    server: {
+      permission: { bash: "ask" },
+      config: {
+        subagent_depth: 2,
+        agent: {
+          general: { permission: { task: "allow" } },
+          asker: { mode: "subagent", description: "Asks before it acts.", model: "fake/backup" },
+        },
+      },
+    },
+    async run(client, server) {
+      const engine = new V1Engine(client);
+      const watch = await watchAsked(server);
+      try {
+        // `general`'s steps come from the model's shared queue, in the order the sub-agents start.
+        const started = async (title: string, steps: Step[], generalSteps: Step[], asks: number) => {
+          const session = await createSession(client, title);
+          server.model.forSession(session.id).queue(...steps);
+          server.model.queue(...generalSteps);
+          const asked = watch.until(watch.asked.length + asks);
+          await prompt(client, session.id, "go");
+          await asked;
+          return session.id;
+        };
+        const unrelated = await started(UNRELATED_TITLE, [toolCall("task", task("unrelated helper").args)], [toolCall("bash", bash("echo u > u.txt").args)], 1);
+        const deleted = await started(DELETED_TITLE, [toolCall("task", task("deleted helper").args)], [toolCall("bash", bash("echo d > d.txt").args)], 1);
+        server.model.for("backup").queue(toolCall("bash", bash("echo a > a.txt").args));
+        const root = await started(
+          SUBAGENT_SCENARIO,
+          [toolCalls([task("nesting helper"), task("asking helper", "asker"), bash("echo r > r.txt")])],
+          [toolCall("task", task("grandchild helper").args), toolCall("bash", bash("echo g > g.txt").args)],
+          3,
+        );
+        const before = await client.call("session.list");
+        const results = await recordBlockingCalls(engine, { root, unrelated, asking: [...watch.asked] }, deleted);
+        const after = await client.call("session.list");
+        check(before.length === 8 && after.length === 6, `sessions listed: ${before.length} before the deletion, ${after.length} after`);
+        check(results[0]!.requests.length === 3, `the root's call found ${results[0]!.requests.length} requests`);
+      } finally {
+        watch.close();
+      }
     },
   },
 ];

@@ -5,9 +5,11 @@ import type { OpencodeV2Client } from "../../../src/client/v2/index.js";
 import type { V2ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
 import { join } from "node:path";
-import { hang, httpError, text, toolCall } from "../scripted-model.js";
+import { V2Engine } from "../../../src/core/engine/v2/v2-engine.js";
+import { hang, httpError, text, toolCall, toolCalls, type Step } from "../scripted-model.js";
 import { isOutcome, type EventLog } from "../v2-events.js";
 import { COLOUR_QUESTION } from "../questions.js";
+import { DELETED_TITLE, recordBlockingCalls, SUBAGENT_SCENARIO, UNRELATED_TITLE } from "./subagent-requests.js";
 
 export interface V2Scenario {
   name: V2ScenarioName;
@@ -63,6 +65,10 @@ const READS = [
   "permission.requests",
   "form.requests",
 ] as const;
+
+/** 2.x's sub-agent: the `subagent` tool, by default with the built-in `general` agent. */
+const subagent = (description: string, agent = "general") => ({ name: "subagent", args: { agent, description, prompt: `${description}, then say so` } });
+const shell = (command: string) => ({ name: "shell", args: { command } });
 
 export const v2Scenarios: V2Scenario[] = [
   {
@@ -158,6 +164,74 @@ export const v2Scenarios: V2Scenario[] = [
         .forSession(id)
         .queue(toolCall("shell", { command: "echo full", description: "say it" }, { usage: { prompt_tokens: 85_000, completion_tokens: 20 } }), httpError(400));
       await plainTurn(client, log, id, "fill the context");
+    },
+  },
+  {
+    // test/support/recording/subagent-requests.ts. `general` denies itself `subagent` and
+    // `experimental.subagent_depth` defaults to 1: both are lifted so that a sub-agent starts
+    // another. The root's second sub-agent is `asker`, on the `backup` model, so that its step
+    // comes from a queue of its own while `general`'s start at the same time. Then the root's
+    // requests are answered and its execution ends; the others stay open.
+    name: SUBAGENT_SCENARIO,
+    server: {
+      permission: { shell: "ask" },
+      config: {
+        experimental: { subagent_depth: 2 },
+        agent: {
+          general: { permission: { subagent: "allow" } },
+          asker: { mode: "subagent", description: "Asks before it acts.", model: "fake/backup" },
+        },
+      },
+    },
+    outcome: "session.execution.succeeded",
+    async run(client, server, log, root) {
+      const engine = new V2Engine(client, server.directory);
+      const asked = () => log.events.filter((e) => e.type === "permission.asked").map((e) => e.data.sessionID as string);
+      // `general`'s steps come from the model's shared queue, in the order the sub-agents start.
+      const started = async (id: string, steps: Step[], generalSteps: Step[], asks: number) => {
+        server.model.forSession(id).queue(...steps);
+        server.model.queue(...generalSteps);
+        const before = asked().length;
+        await prompt(client, id, "go");
+        await log.waitFor(() => asked().length >= before + asks, { what: `${asks} more permission(s) asked` });
+        return id;
+      };
+      const create = async (title: string) => ((await client.request("session.create", { body: { title } })) as { data: { id: string } }).data.id;
+      const unrelated = await started(
+        await create(UNRELATED_TITLE),
+        [toolCall("subagent", subagent("unrelated helper").args)],
+        [toolCall("shell", shell("echo u > u.txt").args)],
+        1,
+      );
+      const deleted = await started(
+        await create(DELETED_TITLE),
+        [toolCall("subagent", subagent("deleted helper").args)],
+        [toolCall("shell", shell("echo d > d.txt").args)],
+        1,
+      );
+      server.model.for("backup").queue(toolCall("shell", shell("echo a > a.txt").args), text("asker done"));
+      await started(
+        root,
+        [toolCalls([subagent("nesting helper"), subagent("asking helper", "asker"), shell("echo r > r.txt")]), text("root done")],
+        [
+          toolCall("subagent", subagent("grandchild helper").args),
+          toolCall("shell", shell("echo g > g.txt").args),
+          text("grandchild done"),
+          text("nesting done"),
+        ],
+        3,
+      );
+      const list = async () => ((await client.request("session.list", {})) as { data: unknown[] }).data;
+      const before = await list();
+      const results = await recordBlockingCalls(engine, { root, unrelated, asking: asked() }, deleted);
+      const after = await list();
+      if (before.length !== 8 || after.length !== 6)
+        throw new Error(`recording went wrong: sessions listed: ${before.length} before the deletion, ${after.length} after`);
+      const found = results[0]!.requests;
+      if (found.length !== 3) throw new Error(`recording went wrong: the root's call found ${found.length} requests`);
+      for (const request of found) await engine.answerPermission({ requestId: request.id, sessionId: request.sessionId, decision: "once" });
+      await log.waitFor(isOutcome(root));
+      await messages(client, root);
     },
   },
 ];

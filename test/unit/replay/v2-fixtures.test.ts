@@ -26,6 +26,7 @@ const OUTCOME: Record<(typeof V2_SCENARIOS)[number], string> = {
   steer: "session.execution.succeeded",
   reads: "session.execution.succeeded",
   "compaction-failed": "session.execution.failed",
+  "subagent-requests": "session.execution.succeeded",
 };
 
 function problems(fixture: Fixture): { checked: number; problems: string[] } {
