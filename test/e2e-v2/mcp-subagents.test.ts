@@ -4,7 +4,10 @@
 // (`return`) gets BLOCKED naming the child's request, answers it with oc_answer and gets done from
 // oc_wait; another MCP server process that never saw the child created lists it and waits on it as
 // blocked too. A client that declares elicitation gets the child's request as a form and the call
-// ends done. Every outcome is compared with opencode's record, re-read from the server. Facts:
+// ends done. A question the sub-agent asks (the `question` tool, a form on 2.x; the config allows
+// it to the `general` agent, which 2.x otherwise denies) goes the same way: BLOCKED with the child's
+// question, listed and waited on as blocked by the other process, answered with oc_answer's labels.
+// Every outcome is compared with opencode's record, re-read from the server. Facts:
 // docs/opencode-2x-behaviour.md ("A blocked turn").
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +16,7 @@ import { connectV2, type OpencodeV2Client } from "../../src/client/v2/index.js";
 import { FormAnswers } from "../support/form-answers.js";
 import { startMcp, startMcpFor, type McpSession } from "../support/mcp-client.js";
 import { startOpencode2, type V2Message } from "../support/opencode2.js";
+import { COLOUR_QUESTION } from "../support/questions.js";
 import type { TestOpencode } from "../support/opencode.js";
 import { text, toolCall } from "../support/scripted-model.js";
 
@@ -23,7 +27,8 @@ let human: McpSession; // declares form elicitation: its user answers the forms
 const person = new FormAnswers();
 
 beforeAll(async () => {
-  server = await startOpencode2({ permission: { shell: "ask" } });
+  // `question: "allow"` lets the `general` sub-agent ask (2.x denies it to that agent by default).
+  server = await startOpencode2({ permission: { shell: "ask", question: "allow" } });
   v2 = await connectV2({ url: server.url, password: server.password });
   const env = { OPENCODE_URL: server.url, OPENCODE_PASSWORD: server.password, OPENCODE_CONDUCTOR_DIRECTORY: server.directory };
   [plain, human] = await Promise.all([startMcpFor(server), startMcp(env, { elicitation: { form: {} } })]);
@@ -42,6 +47,8 @@ const messagesOf = async (sessionID: string) =>
   ((await v2.request("session.messages", { path: { sessionID }, query: { order: "asc", limit: "200" } })) as { data: V2Message[] }).data;
 const permissionsOf = async (sessionID: string) =>
   ((await v2.request("permission.list", { path: { sessionID } })) as { data: Array<{ id: string; sessionID: string; action: string }> }).data;
+const formsOf = async (sessionID: string) =>
+  ((await v2.request("form.list", { path: { sessionID } })) as { data: Array<{ id: string; sessionID: string; metadata?: unknown }> }).data;
 
 /** opencode's record: the session's one child session, the parent's last message and the child's tools. */
 async function recorded(sessionID: string) {
@@ -50,11 +57,12 @@ async function recorded(sessionID: string) {
   const child = children[0]!;
   const last = (await messagesOf(sessionID)).at(-1)!;
   const lastText = (last.content ?? []).flatMap((c) => (c.type === "text" ? [c.text ?? ""] : [])).join("");
-  const childTools = (await messagesOf(child.id)).flatMap((m) => (m.content ?? []).flatMap((c) => (c.type === "tool" ? [[c.name, c.state?.status]] : [])));
-  return { child, last, lastText, childTools };
+  const childParts = (await messagesOf(child.id)).flatMap((m) => (m.content ?? []).filter((c) => c.type === "tool"));
+  const childTools = childParts.map((c) => [c.name, c.state?.status]);
+  return { child, last, lastText, childTools, childParts };
 }
 
-type Pending = { kind: string; id: string; session_id: string; permission?: string; patterns?: string[] };
+type Pending = { kind: string; id: string; session_id: string; permission?: string; patterns?: string[]; questions?: unknown[] };
 
 describe("a sub-agent's permission through the MCP server on opencode 2.x", () => {
   it("return: oc_delegate says blocked with the child's request, another server process lists it and waits on it as blocked, oc_answer approves, oc_wait says done", async () => {
@@ -113,5 +121,48 @@ describe("a sub-agent's permission through the MCP server on opencode 2.x", () =
     expect(r.data.refused_approvals).toBeUndefined();
     expect(rec.childTools).toEqual([["shell", "completed"]]);
     expect(readFileSync(join(server.directory, "mcp-again.txt"), "utf8")).toBe("again\n");
+  });
+
+  it("return: a question the sub-agent asks makes oc_delegate say blocked with it, another server process lists it and waits on it as blocked, oc_answer's labels reach the sub-agent, oc_wait says done", async () => {
+    server.model.queue(subagentCall("ask the user"), toolCall("question", { questions: [COLOUR_QUESTION] }), text("child heard blue"), text("parent done"));
+    const r = await plain.call("oc_delegate", { task: "have a sub-agent ask me a colour" });
+    expect(r.isError, r.text).toBe(false);
+    const sessionId = r.data.session_id as string;
+    const { child } = await recorded(sessionId);
+    // opencode asks in the child session (a form); the parent has none of its own, its subagent call waits.
+    const asked = await formsOf(child.id);
+    expect(asked).toEqual([expect.objectContaining({ sessionID: child.id, metadata: expect.objectContaining({ kind: "question" }) })]);
+    expect(await formsOf(sessionId)).toEqual([]);
+    expect(r.data.status, r.text).toBe("blocked");
+    const pending = r.data.pending as Pending[];
+    expect(pending).toEqual([
+      expect.objectContaining({
+        kind: "question",
+        id: asked[0]!.id,
+        session_id: child.id,
+        questions: [expect.objectContaining({ question: "Which colour?", header: "Colour", options: COLOUR_QUESTION.options })],
+      }),
+    ]);
+    expect(r.text).toContain(`oc_answer {"request_id":"${asked[0]!.id}","answers":[["red"]]}`);
+
+    // The other MCP server process never saw the child created: it finds the question all the same.
+    const listed = await human.call("oc_pending", { session_id: sessionId });
+    expect(listed.isError, listed.text).toBe(false);
+    expect(listed.data.requests).toEqual([
+      expect.objectContaining({ kind: "question", id: asked[0]!.id, session_id: child.id, what: "Which colour?", options: ["red", "blue"] }),
+    ]);
+    const late = await human.call("oc_wait", { session_id: sessionId, approvals: "return", timeout_s: 20 });
+    expect(late.data, late.text).toMatchObject({ status: "blocked", pending });
+
+    const answered = await plain.call("oc_answer", { request_id: asked[0]!.id, answers: [["blue"]] });
+    expect(answered.isError, answered.text).toBe(false);
+    const done = await plain.call("oc_wait", { session_id: sessionId, timeout_s: 60 });
+    const rec = await recorded(sessionId);
+    expect(rec.last).toMatchObject({ type: "assistant", finish: "stop" });
+    expect(done.data, done.text).toMatchObject({ status: "done", answer: rec.lastText });
+    expect(done.data.pending).toBeUndefined();
+    expect(rec.childTools).toEqual([["question", "completed"]]);
+    expect(rec.childParts[0]).toMatchObject({ state: { metadata: { answers: [["blue"]] } } });
+    expect(await formsOf(child.id)).toEqual([]);
   });
 });

@@ -117,6 +117,7 @@ export const V2_SCENARIOS = [
   "compaction-failed",
   // Sub-agents' permissions while they wait (recording/subagent-requests.ts), as on 1.x.
   "subagent-requests",
+  "subagent-notice",
 ] as const;
 export type V2ScenarioName = (typeof V2_SCENARIOS)[number];
 

@@ -13,6 +13,7 @@ import { sessionOf, type V2Event } from "../../client/v2/event-framing.js";
 import type { HubEvent } from "./hub-events.js";
 import { messagesFromV2, partIdV2, type V2Content, type V2Message } from "./v2/v2-messages.js";
 import { toolEvent } from "./v2/v2-seen-turn.js";
+import { startsTurnV2 } from "./v2/v2-subagent-notice.js";
 
 export type LivePart =
   /** A part, new or changed, whole. */
@@ -52,8 +53,8 @@ type Data = Record<string, unknown>;
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 class V2LiveParts {
-  /** Prompts admitted and not promoted yet: their text becomes the user message at promotion. */
-  private readonly inputs = new Map<string, string>();
+  /** Prompts admitted and not promoted yet (a sub-agent's notice among them): each becomes a user message at promotion. */
+  private readonly inputs = new Map<string, V2Message>();
   /** Assistant messages (one per step) seen from their start, by id. */
   private readonly steps = new Map<string, V2Message>();
 
@@ -70,17 +71,19 @@ class V2LiveParts {
     const at = event.created ?? Date.now();
     switch (event.type) {
       case "session.input.admitted": {
-        const input = data.input as { type?: unknown; data?: { text?: unknown } } | undefined;
+        const input = data.input as { type?: unknown; data?: { text?: unknown; metadata?: unknown } } | undefined;
         const id = str(data.inputID);
-        if (id && input?.type === "user") keep(this.inputs, id, str(input.data?.text) ?? "");
+        const metadata = input?.data?.metadata as Record<string, unknown> | undefined;
+        const message: V2Message = { id: id ?? "", type: String(input?.type), text: str(input?.data?.text) ?? "", ...(metadata ? { metadata } : {}) };
+        if (id && startsTurnV2(message)) keep(this.inputs, id, message);
         return [];
       }
       case "session.input.promoted": {
         const id = str(data.inputID);
-        const text = id === undefined ? undefined : this.inputs.get(id);
-        if (id === undefined || text === undefined) return [];
+        const input = id === undefined ? undefined : this.inputs.get(id);
+        if (id === undefined || input === undefined) return [];
         this.inputs.delete(id);
-        return this.emit(sessionId, { id, type: "user", text }, 0, "user");
+        return this.emit(sessionId, input, 0, "user");
       }
       case "session.step.started": {
         const id = str(data.assistantMessageID);

@@ -4,6 +4,10 @@
 // open permission requests. A permission the sub-agent needs (`bash: ask`) is asked in the child
 // session and blocks the parent's turn: delegate says `blocked` with it, and so does a conductor
 // that attaches later and never saw the child created (before, it said `running` and listed nothing).
+// A question the sub-agent asks (the `question` tool, which 1.x denies the `general` agent unless the
+// config allows it, as here) is asked in the child session too and blocks the parent's turn the same
+// way. A sub-agent whose model fails (HTTP 500, after opencode's retries) fails the parent's `task`
+// call, and the parent goes on: its turn's outcome is the parent's, not the child's error.
 // Facts: docs/opencode-behaviour.md §5.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,9 +15,11 @@ import { describe, expect, it } from "vitest";
 import { Conductor } from "../../../src/core/conductor.js";
 import type { PendingRequest } from "../../../src/core/model/pending-request.js";
 import { useConductor } from "../../support/conductor.js";
-import { text, toolCall } from "../../support/scripted-model.js";
+import { COLOR_QUESTION } from "../../support/questions.js";
+import { httpError, text, times, toolCall } from "../../support/scripted-model.js";
 
-const h = useConductor({ permission: { bash: "ask" } });
+// `question: "allow"` lets the `general` sub-agent ask (1.x denies it to sub-agents by default).
+const h = useConductor({ permission: { bash: "ask", question: "allow" } });
 
 const taskCall = (description: string) => toolCall("task", { description, prompt: `${description}, then say so`, subagent_type: "general" });
 
@@ -112,5 +118,61 @@ describe("sub-agents on opencode 1.x (e2e)", () => {
     expect(rec.last.info).toMatchObject({ role: "assistant", finish: "stop" });
     expect(r).toMatchObject({ status: "done", answer: rec.lastText, messageId: rec.prompt });
     expect(tools(rec.childMessages)).toEqual([["bash", "completed"]]);
+  });
+
+  it("a question the sub-agent asks blocks the parent's turn, for delegate and for a conductor attaching later; answered, the turn ends done", async () => {
+    h.oc.model.queue(taskCall("ask the user"), toolCall("question", { questions: [COLOR_QUESTION] }), text("child heard Blue"), text("parent done"));
+    const r = await h.conductor.delegate({ task: "have a sub-agent ask me a color", timeoutMs: 60_000 });
+    const [children, asked] = await Promise.all([
+      h.conductor.client.call("session.children", { path: { sessionID: r.sessionId } }),
+      h.conductor.client.call("question.list"),
+    ]);
+    // opencode asks in the child session; the parent's task call waits on it.
+    expect(asked).toEqual([expect.objectContaining({ sessionID: children[0]!.id, questions: [expect.objectContaining({ question: "Which color?" })] })]);
+    const request = expect.objectContaining({
+      kind: "question",
+      id: asked[0]!.id,
+      sessionId: children[0]!.id,
+      questions: [expect.objectContaining({ question: "Which color?", options: COLOR_QUESTION.options })],
+    });
+    expect(r).toMatchObject({ status: "blocked", pending: [request] });
+
+    // A conductor that never saw the child created (another process, a restart) finds it from the question.
+    const late = new Conductor({ url: h.oc.url, password: h.oc.password, directory: h.oc.directory });
+    try {
+      expect(await late.pending({ sessionId: r.sessionId })).toEqual([request]);
+      expect((await late.result(r.sessionId)).last).toMatchObject({ status: "blocked", pending: [request] });
+      expect(await late.wait(r.sessionId, { timeoutMs: 20_000 })).toMatchObject({ status: "blocked", pending: [request] });
+    } finally {
+      late.close();
+    }
+
+    await h.conductor.answer({ questionId: asked[0]!.id, answers: [["Blue"]] });
+    const done = await h.conductor.wait(r.sessionId, { timeoutMs: 60_000 });
+    const rec = await recorded(r.sessionId);
+    expect(rec.last.info).toMatchObject({ role: "assistant", finish: "stop" });
+    expect(done).toMatchObject({ status: "done", answer: rec.lastText, messageId: rec.prompt });
+    expect(done.pending).toBeUndefined();
+    expect(tools(rec.childMessages)).toEqual([["question", "completed"]]);
+    // The answer reached the sub-agent as its tool result.
+    const output = rec.childMessages.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" && p.state.status === "completed" ? [p.state.output] : [])));
+    expect(output.join("")).toContain('"Which color?"="Blue"');
+    expect(await h.conductor.client.call("question.list")).toEqual([]);
+  });
+
+  it("a sub-agent whose model fails (HTTP 500 after the retries): the parent's task call fails with the child's error, the parent goes on, and its turn ends as opencode recorded it", async () => {
+    // The first call and opencode's 5 retries (§6), each answered 500 at once.
+    h.oc.model.queue(taskCall("fail"), times(6, httpError(500, { retryAfterMs: 200 })), text("parent: the sub-agent failed"));
+    const r = await h.conductor.delegate({ task: "use a sub-agent that fails", timeoutMs: 60_000 });
+    const rec = await recorded(r.sessionId);
+    const childReply = rec.childMessages.at(-1)!.info;
+    expect(childReply).toMatchObject({ role: "assistant", error: { name: "APIError", data: { statusCode: 500 } } });
+    const childError = childReply.role === "assistant" ? childReply.error!.data.message : "";
+    const task = rec.messages.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" && p.tool === "task" ? [p.state] : [])));
+    expect(task).toEqual([expect.objectContaining({ status: "error", error: expect.stringContaining(String(childError)) })]);
+    expect(rec.last.info).toMatchObject({ role: "assistant", finish: "stop" });
+    expect(rec.last.info.role === "assistant" && rec.last.info.error).toBeFalsy();
+    expect(r).toMatchObject({ status: "done", answer: rec.lastText, messageId: rec.prompt, tools: [{ tool: "task", status: "error" }] });
+    expect(r.error).toBeUndefined();
   });
 });

@@ -3,8 +3,11 @@
 // session) and its `bash` call asks there. A client without elicitation (`return`) gets BLOCKED
 // naming the child's request, answers it with oc_answer and gets done from oc_wait; another MCP
 // server process that never saw the child created lists it and waits on it as blocked too. A client that declares elicitation
-// gets the child's request as a form and the call ends done. Every outcome is compared with
-// opencode's record, re-read from the server. Facts: docs/opencode-behaviour.md §5.
+// gets the child's request as a form and the call ends done. A question the sub-agent asks (the
+// `question` tool; the config allows it to the `general` agent, which 1.x otherwise denies) goes the
+// same way: BLOCKED with the child's question, listed and waited on as blocked by the other process,
+// answered with oc_answer's labels. Every outcome is compared with opencode's record, re-read from
+// the server. Facts: docs/opencode-behaviour.md §5.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -12,6 +15,7 @@ import { connect } from "../../../src/client/connect.js";
 import { auditLines, FormAnswers } from "../../support/form-answers.js";
 import { startMcpFor, startMcp, type McpSession } from "../../support/mcp-client.js";
 import { startOpencode, type TestOpencode } from "../../support/opencode.js";
+import { COLOR_QUESTION } from "../../support/questions.js";
 import { text, toolCall } from "../../support/scripted-model.js";
 
 let server: TestOpencode;
@@ -21,7 +25,8 @@ let stateDir: string;
 const person = new FormAnswers();
 
 beforeAll(async () => {
-  server = await startOpencode({ permission: { bash: "ask" } });
+  // `question: "allow"` lets the `general` sub-agent ask (1.x denies it to sub-agents by default).
+  server = await startOpencode({ permission: { bash: "ask", question: "allow" } });
   stateDir = join(server.root, "state");
   const env = { OPENCODE_URL: server.url, OPENCODE_PASSWORD: server.password, OPENCODE_CONDUCTOR_DIRECTORY: server.directory };
   [plain, human] = await Promise.all([startMcpFor(server), startMcp({ ...env, OPENCODE_CONDUCTOR_STATE_DIR: stateDir }, { elicitation: { form: {} } })]);
@@ -48,10 +53,14 @@ async function recorded(sessionID: string) {
   const childMessages = await client.call("session.messages", { path: { sessionID: child.id } });
   const last = messages.at(-1)!;
   const lastText = last.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("");
-  return { last, lastText, child, childTools: childMessages.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" ? [[p.tool, p.state.status]] : []))) };
+  const childTools = childMessages.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" ? [[p.tool, p.state.status]] : [])));
+  const childOutput = childMessages
+    .flatMap((m) => m.parts.flatMap((p) => (p.type === "tool" && p.state.status === "completed" ? [p.state.output] : [])))
+    .join("");
+  return { last, lastText, child, childTools, childOutput };
 }
 
-type Pending = { kind: string; id: string; session_id: string; permission?: string; patterns?: string[]; answer_with: string };
+type Pending = { kind: string; id: string; session_id: string; permission?: string; patterns?: string[]; questions?: unknown[]; answer_with: string };
 
 describe("a sub-agent's permission through the MCP server on opencode 1.x", () => {
   it("return: oc_delegate says blocked with the child's request, another server process lists it and waits on it as blocked, oc_answer approves, oc_wait says done", async () => {
@@ -125,5 +134,46 @@ describe("a sub-agent's permission through the MCP server on opencode 1.x", () =
     expect(auditLines(stateDir).filter((e) => e.by === "human")).toEqual([
       expect.objectContaining({ session_id: rec.child.id, decision: "once", outcome: "ok", detail: expect.objectContaining({ permission: "bash" }) }),
     ]);
+  });
+
+  it("return: a question the sub-agent asks makes oc_delegate say blocked with it, another server process lists it and waits on it as blocked, oc_answer's labels reach the sub-agent, oc_wait says done", async () => {
+    server.model.queue(taskCall("ask the user"), toolCall("question", { questions: [COLOR_QUESTION] }), text("child heard Blue"), text("parent done"));
+    const r = await plain.call("oc_delegate", { task: "have a sub-agent ask me a color" });
+    expect(r.isError, r.text).toBe(false);
+    const sessionId = r.data.session_id as string;
+    const [children, asked] = await Promise.all([oc().call("session.children", { path: { sessionID: sessionId } }), oc().call("question.list")]);
+    // opencode asks in the child session; the parent's task call waits on it.
+    expect(asked).toEqual([expect.objectContaining({ sessionID: children[0]!.id, questions: [expect.objectContaining({ question: "Which color?" })] })]);
+    expect(r.data.status, r.text).toBe("blocked");
+    const pending = r.data.pending as Pending[];
+    expect(pending).toEqual([
+      expect.objectContaining({
+        kind: "question",
+        id: asked[0]!.id,
+        session_id: children[0]!.id,
+        questions: [expect.objectContaining({ question: "Which color?", options: COLOR_QUESTION.options })],
+      }),
+    ]);
+    expect(r.text).toContain(`oc_answer {"request_id":"${asked[0]!.id}","answers":[["Red"]]}`);
+
+    // The other MCP server process never saw the child created: it finds the question all the same.
+    const listed = await human.call("oc_pending", { session_id: sessionId });
+    expect(listed.isError, listed.text).toBe(false);
+    expect(listed.data.requests).toEqual([
+      expect.objectContaining({ kind: "question", id: asked[0]!.id, session_id: children[0]!.id, what: "Which color?", options: ["Red", "Blue"] }),
+    ]);
+    const late = await human.call("oc_wait", { session_id: sessionId, approvals: "return", timeout_s: 20 });
+    expect(late.data, late.text).toMatchObject({ status: "blocked", pending });
+
+    const answered = await plain.call("oc_answer", { request_id: asked[0]!.id, answers: [["Blue"]] });
+    expect(answered.isError, answered.text).toBe(false);
+    const done = await plain.call("oc_wait", { session_id: sessionId, timeout_s: 60 });
+    const rec = await recorded(sessionId);
+    expect(rec.last.info).toMatchObject({ role: "assistant", finish: "stop" });
+    expect(done.data, done.text).toMatchObject({ status: "done", answer: rec.lastText });
+    expect(done.data.pending).toBeUndefined();
+    expect(rec.childTools).toEqual([["question", "completed"]]);
+    expect(rec.childOutput).toContain('"Which color?"="Blue"');
+    expect(await oc().call("question.list")).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import type { V2ScenarioName } from "../fixture.js";
 import type { StartOpencodeOptions, TestOpencode } from "../opencode.js";
 import { join } from "node:path";
 import { V2Engine } from "../../../src/core/engine/v2/v2-engine.js";
-import { hang, httpError, text, toolCall, toolCalls, type Step } from "../scripted-model.js";
+import { delay, hang, httpError, text, toolCall, toolCalls, type Step } from "../scripted-model.js";
 import { isOutcome, type EventLog } from "../v2-events.js";
 import { COLOUR_QUESTION } from "../questions.js";
 import { DELETED_TITLE, recordBlockingCalls, SUBAGENT_SCENARIO, UNRELATED_TITLE } from "./subagent-requests.js";
@@ -232,6 +232,26 @@ export const v2Scenarios: V2Scenario[] = [
       for (const request of found) await engine.answerPermission({ requestId: request.id, sessionId: request.sessionId, decision: "once" });
       await log.waitFor(isOutcome(root));
       await messages(client, root);
+    },
+  },
+  {
+    // A sub-agent started in the background (`subagent` with `background: true`, on a model of its
+    // own so its steps take their own script) ends while the parent's next step still runs:
+    // opencode's notice of its end (a synthetic input, `metadata.source: "subagent"`) joins the
+    // parent's execution and one more step answers it; one outcome for the parent.
+    name: "subagent-notice",
+    server: { config: { agent: { general: { model: "fake/backup" } } } },
+    outcome: "session.execution.succeeded",
+    async run(client, server, log, id) {
+      server.model.for("backup").queue(text("child: done"));
+      server.model
+        .forSession(id)
+        .queue(
+          toolCall("subagent", { agent: "general", description: "quick work", prompt: "work quickly", background: true }),
+          delay(3_000, text("parent: started it")),
+          text("parent: the child is done"),
+        );
+      await plainTurn(client, log, id, "start a quick sub-agent in the background");
     },
   },
 ];

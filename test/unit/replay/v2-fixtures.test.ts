@@ -27,6 +27,7 @@ const OUTCOME: Record<(typeof V2_SCENARIOS)[number], string> = {
   reads: "session.execution.succeeded",
   "compaction-failed": "session.execution.failed",
   "subagent-requests": "session.execution.succeeded",
+  "subagent-notice": "session.execution.succeeded",
 };
 
 function problems(fixture: Fixture): { checked: number; problems: string[] } {

@@ -8,6 +8,7 @@
 import type { MessageEvidence, RecordedError } from "../../model/turn-outcome.js";
 import type { V2Event } from "../../../client/v2/event-framing.js";
 import type { SessionActivity, TurnEvent, TurnMachineOptions } from "../../model/turn-event.js";
+import { startsTurnV2 } from "./v2-subagent-notice.js";
 
 /** How to build the machine for a 2.x session. */
 export const V2_MACHINE_OPTIONS: TurnMachineOptions = { statedOutcomes: true };
@@ -23,6 +24,8 @@ export interface V2MessageRecord {
   /** A compaction's: `running`, `completed` or `failed`, and `auto` or `manual`. */
   status?: string;
   reason?: string;
+  /** A synthetic message's (v2-subagent-notice.ts). */
+  metadata?: unknown;
 }
 
 /**
@@ -75,8 +78,8 @@ export function recordedMessageV2(m: V2MessageRecord, parentId?: string): Messag
 export function recordedMessagesV2(messages: readonly V2MessageRecord[]): MessageEvidence[] {
   let user: string | undefined;
   return messages.flatMap((m) => {
-    if (m.type === "user") user = m.id;
-    else if (m.type !== "assistant" && !isFailedAutoCompaction(m)) return []; // a completed compaction is no reply to anyone
+    if (startsTurnV2(m)) user = m.id;
+    else if (m.type !== "assistant" && !isFailedAutoCompaction(m)) return []; // a completed compaction is no reply to anyone, other synthetic text no prompt
     return [recordedMessageV2(m, user)];
   });
 }

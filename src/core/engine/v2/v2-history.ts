@@ -7,6 +7,7 @@ import type { FileDiff } from "../../model/file-change.js";
 import type { OpencodeV2Client } from "../../../client/v2/client.js";
 import type { V2Message } from "./v2-messages.js";
 import type { V2Page } from "./v2-sessions.js";
+import { startsTurnV2 } from "./v2-subagent-notice.js";
 
 /** Messages read to find the last turn; a longer turn reads them all. */
 const TURN_PAGE = 50;
@@ -15,7 +16,7 @@ const ALL_PAGE = 200;
 export async function lastTurnRawV2(client: OpencodeV2Client, id: string): Promise<V2Message[]> {
   const page = (await client.request("session.messages", { path: { sessionID: id }, query: { limit: String(TURN_PAGE) } })) as V2Page<V2Message>;
   const data = [...(page.data ?? [])].reverse();
-  if (data.length < TURN_PAGE || data.some((m) => m.type === "user")) return data;
+  if (data.length < TURN_PAGE || data.some(startsTurnV2)) return data;
   return allRawV2(client, id);
 }
 
@@ -68,7 +69,7 @@ export async function turnDiffV2(client: OpencodeV2Client, id: string, messageId
   if (start < 0) return [];
   const files = new Set<string>();
   for (const m of raw.slice(start + 1)) {
-    if (m.type === "user") break;
+    if (startsTurnV2(m)) break;
     for (const f of m.snapshot?.files ?? []) files.add(f);
   }
   return [...files].sort().map((file) => ({ file }) as unknown as FileDiff);

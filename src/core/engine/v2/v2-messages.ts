@@ -7,6 +7,7 @@
 import type { Message } from "../../model/message.js";
 import type { Schemas } from "../../../client/types.js";
 import { isFailedAutoCompaction, type V2MessageRecord } from "./v2-events.js";
+import { startsTurnV2 } from "./v2-subagent-notice.js";
 
 /** A 2.x message with the fields this mapping reads. */
 export interface V2Message extends V2MessageRecord {
@@ -18,6 +19,8 @@ export interface V2Message extends V2MessageRecord {
   snapshot?: { start?: string; end?: string; files?: string[] };
   content?: V2Content[];
   summary?: string;
+  /** A synthetic message's: what wrote it (`source: "subagent"` for a background sub-agent's notice). */
+  metadata?: Record<string, unknown>;
 }
 
 export interface V2Content {
@@ -51,7 +54,7 @@ export function messagesFromV2(list: readonly V2Message[], sessionId: string, di
   const out: Message[] = [];
   let user: string | undefined;
   for (const [index, m] of list.entries()) {
-    if (m.type === "user") {
+    if (startsTurnV2(m)) {
       user = m.id;
       out.push(userMessage(m, sessionId, modelAfter(list, index)));
     } else if (m.type === "assistant") {
@@ -64,7 +67,7 @@ export function messagesFromV2(list: readonly V2Message[], sessionId: string, di
       const { id, type, error, time, tokens, cost } = m;
       out.push(assistantMessage({ id, type, error, time, tokens, cost }, sessionId, user ?? "", directory));
     }
-    // completed compactions and other kinds are no turn of anyone's
+    // completed compactions and other kinds (other synthetic text among them) are no turn of anyone's
   }
   return out;
 }
@@ -76,7 +79,8 @@ function modelAfter(list: readonly V2Message[], index: number): { providerID: st
 
 function userMessage(m: V2Message, sessionID: string, model: { providerID: string; modelID: string }): Message {
   const info = { id: m.id, sessionID, role: "user", time: { created: m.time?.created ?? 0 }, agent: m.agent ?? "", model } as unknown as Schemas["Message"];
-  const parts = m.text ? [part(m, 0, { type: "text", text: m.text })] : [];
+  // opencode's own text (a sub-agent's notice) is marked as 1.x marks the text it writes into a prompt.
+  const parts = m.text ? [part(m, 0, { type: "text", text: m.text, ...(m.type === "synthetic" ? { synthetic: true } : {}) })] : [];
   return { info, parts };
 }
 

@@ -13,7 +13,8 @@ import type { V2Content, V2Message } from "./v2-messages.js";
 
 /**
  * Durable kinds that add no message the core reads: they change the session row, or append a
- * message kind the core's mapping skips (model/agent switches, system text, synthetic, skill, shell).
+ * message kind the core's mapping skips (model/agent switches, system text, the synthetic text of
+ * loaded instructions, skill, shell).
  */
 const NO_MESSAGE = new Set([
   "session.created",
@@ -42,6 +43,8 @@ const obj = (v: unknown): Data | undefined => (v && typeof v === "object" ? (v a
 interface Admitted {
   type: "user" | "synthetic";
   text: string;
+  /** A synthetic input's (a background sub-agent's notice says so here: v2-subagent-notice.ts). */
+  metadata?: Record<string, unknown>;
 }
 
 /**
@@ -143,7 +146,8 @@ export class V2SeenTurn {
     const id = str(data.inputID);
     const type = input?.type;
     if (!id || (type !== "user" && type !== "synthetic")) return this.decline(`input of kind ${String(type).slice(0, 40)}`);
-    this.admitted.set(id, { type, text: str(obj(input?.data)?.text) ?? "" });
+    const metadata = obj(obj(input?.data)?.metadata);
+    this.admitted.set(id, { type, text: str(obj(input?.data)?.text) ?? "", ...(metadata ? { metadata } : {}) });
   }
 
   private promote(data: Data, at: number): void {
@@ -151,8 +155,9 @@ export class V2SeenTurn {
     const input = id === undefined ? undefined : this.admitted.get(id);
     if (id === undefined || !input) return this.decline("a prompt admitted before we subscribed");
     this.admitted.delete(id);
-    // A synthetic input becomes a message kind the core skips.
-    if (input.type === "user") this.add({ id, type: "user", text: input.text, time: { created: at } });
+    // A synthetic input becomes a synthetic message, as the server projects it; the core's mapping
+    // reads only a sub-agent's notice of those (a prompt opencode wrote).
+    this.add({ id, type: input.type, text: input.text, ...(input.metadata ? { metadata: input.metadata } : {}), time: { created: at } });
   }
 
   private stepStarted(data: Data, at: number): void {

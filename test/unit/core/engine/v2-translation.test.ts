@@ -7,6 +7,7 @@
 import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { WatchSignal } from "../../../../src/core/engine/engine.js";
+import { recordedMessagesV2 } from "../../../../src/core/engine/v2/v2-events.js";
 import { messagesFromV2 } from "../../../../src/core/engine/v2/v2-messages.js";
 import { V2Signals, V2Usage } from "../../../../src/core/engine/v2/v2-signals.js";
 import { summarizeTurn } from "../../../../src/core/turns/summary.js";
@@ -60,6 +61,16 @@ describe("V2Signals on recorded 2.x streams", () => {
     expect(s.find((x) => x.kind === "turn" && x.event.type === "outcome")).toMatchObject({
       event: { outcome: "failed", error: { name: "provider.invalid-request", statusCode: 400 } },
     });
+  });
+
+  it("subagent-notice: a background sub-agent's notice, promoted into the parent, is the prompt the step after it counts for", () => {
+    const r = recorded("subagent-notice");
+    const usage = new V2Usage();
+    const counted = r.events
+      .flatMap((e) => usage.translate({ type: "v2.event", properties: e }))
+      .filter((u) => u.kind === "usage" && u.sessionId === r.sessionId);
+    const notice = r.final.find((m) => m.type === "synthetic")!;
+    expect(counted.at(-1)).toMatchObject({ messageId: r.final.at(-1)!.id, parentId: notice.id });
   });
 
   it("usage: each step's tokens count once, for the prompt promoted before it", () => {
@@ -119,5 +130,32 @@ describe("2.x messages in the core's shape", () => {
     const summary = summarizeTurn({ sessionId: r.sessionId, messages, outcome: "idle" });
     expect(summary.messageId).toBe(users.at(-1)!.id);
     expect(summary.status).toBe("done");
+  });
+
+  it("subagent-notice: opencode's notice that a background sub-agent ended is a prompt of its own, which the step after it answers", () => {
+    const r = recorded("subagent-notice");
+    const notice = r.final.find((m) => m.type === "synthetic")!;
+    expect(notice.metadata).toMatchObject({ source: "subagent", state: "completed" });
+    const messages = messagesFromV2(r.final, r.sessionId, r.directory);
+    // A user message holding opencode's text, marked as 1.x marks the text it writes into a prompt.
+    expect(messages.find((m) => m.info.id === notice.id)).toMatchObject({
+      info: { role: "user" },
+      parts: [{ type: "text", text: notice.text, synthetic: true }],
+    });
+    const last = r.final.at(-1)!;
+    expect(messages.at(-1)!.info).toMatchObject({ id: last.id, parentID: notice.id });
+    expect(recordedMessagesV2(r.final).at(-1)).toMatchObject({ id: last.id, parentId: notice.id });
+    const summary = summarizeTurn({ sessionId: r.sessionId, messages, outcome: "idle" });
+    const lastText = (last.content ?? []).flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
+    expect(summary).toMatchObject({ status: "done", answer: lastText, messageId: notice.id, tools: [] });
+  });
+
+  it("subagent-notice: synthetic text without the sub-agent's mark (the instructions opencode loads mid-step) is no prompt", () => {
+    const r = recorded("subagent-notice");
+    const edited = r.final.map((m) => (m.type === "synthetic" ? { ...m, metadata: { instruction: { paths: ["/project/AGENTS.md"] } } } : m));
+    const messages = messagesFromV2(edited, r.sessionId, r.directory);
+    const prompt = r.final.find((m) => m.type === "user")!;
+    expect(messages.filter((m) => m.info.role === "user").map((m) => m.info.id)).toEqual([prompt.id]);
+    expect(summarizeTurn({ sessionId: r.sessionId, messages, outcome: "idle" }).messageId).toBe(prompt.id);
   });
 });

@@ -50,6 +50,8 @@ const cases: Array<[V2ScenarioName, string, { status: string; error?: Record<str
   ["permission", "session.execution.succeeded", { status: "done" }],
   ["question", "session.execution.succeeded", { status: "done" }], // a form answered
   ["steer", "session.execution.succeeded", { status: "done" }],
+  // A background sub-agent's notice joined the execution; the child's own outcome is not the parent's.
+  ["subagent-notice", "session.execution.succeeded", { status: "done" }],
   [
     "http-400",
     "session.execution.failed",
