@@ -11,6 +11,7 @@ import type { ModelRef } from "./catalog/model-resolve.js";
 import { sessionScope } from "./sessions/scope.js";
 import type { TurnSummary } from "./turns/summary.js";
 import { runningWatch } from "./turns/kept-watches.js";
+import { rejectLeftRequests } from "./turns/left-requests.js";
 import { runTurn, summarizeSession, unreachableSummary, waitForSession, type WaitOptions } from "./turns/turn.js";
 import { Deadline, isNoAnswer, unreachableMessage } from "./turns/deadline.js";
 
@@ -148,8 +149,10 @@ const STOP_TIMEOUT_MS = 30_000;
 const NONE: ReadonlySet<string> = new Set();
 
 /**
- * Aborts a running turn and resolves once the session is idle; false if nothing was running. An
- * idle session is not aborted: that would emit an idle that other waiters could take for a turn end.
+ * Aborts a running turn and resolves once the session is idle, with no request of it or its
+ * sub-agents left open; false if nothing was running. An idle session is not aborted: that would
+ * emit an idle that other waiters could take for a turn end. opencode ends the sub-agents' turns
+ * with the parent's (docs/opencode-behaviour.md §6), so they are not aborted one by one.
  */
 async function stopTurn(ctx: CoreContext, sessionId: string): Promise<boolean> {
   let stopped!: () => void;
@@ -176,6 +179,8 @@ async function stopTurn(ctx: CoreContext, sessionId: string): Promise<boolean> {
       );
     });
     await Promise.race([idle, timeout]);
+    // A sub-agent's request the abort left listed (1.x) would still run its tool if approved later.
+    await rejectLeftRequests(ctx.engine, sessionId);
     return true;
   } finally {
     clearTimeout(timer);
