@@ -180,7 +180,13 @@ async function stopTurn(ctx: CoreContext, sessionId: string): Promise<boolean> {
     });
     await Promise.race([idle, timeout]);
     // A sub-agent's request the abort left listed (1.x) would still run its tool if approved later.
-    await rejectLeftRequests(ctx.engine, sessionId);
+    await rejectLeftRequests(ctx.engine, sessionId).catch((error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(
+        `Session ${sessionId} stopped, but the requests it left open could not be rejected (${reason}): list them with pending and reject them, or approving one may still run its tool.`,
+        { cause: error },
+      );
+    });
     return true;
   } finally {
     clearTimeout(timer);
