@@ -4,8 +4,12 @@
 // send a stream it had just opened the first events of a resumed turn and then only heartbeats, not
 // the turn's end, so a wait that trusted the stream alone held its caller until the caller's own
 // timeout. The first read comes after QUIET_FIRST_MS without news, then at doubling delays up to
-// QUIET_MAX_MS; any event of the sessions starts the count over. Kept apart from the watch so the
-// timing sits in one place.
+// QUIET_MAX_MS; any event of the sessions starts the count over. A read is due only on a stream
+// known live: when nothing at all came since the quiet began, the next look comes after
+// QUIET_FIRST_MS again, not doubled, the quiet still counted from its start. opencode 2.x sends its
+// heartbeat every 15 s, more than QUIET_FIRST_MS: a sub-agent's model call quiet for longer than that
+// was first re-read only after 30 s (the first look found no heartbeat yet and doubled the delay as
+// if it had read); now by 20 s. Kept apart from the watch so the timing sits in one place.
 
 /** Quiet this long while a wait runs: read the server (a missed end answers within about this). */
 export const QUIET_FIRST_MS = 10_000;
@@ -46,6 +50,15 @@ export class QuietRereads {
     this.delay = Math.min(this.delay * 2, QUIET_MAX_MS);
     this.lastHeard = Date.now();
     this.start(this.delay);
+  }
+
+  /**
+   * Due, but the stream brought no data at all since the quiet began (not known live): nothing was
+   * read, so the delay does not grow; look again after QUIET_FIRST_MS, the quiet counted from its start.
+   */
+  notLive(): void {
+    if (!this.armed) return;
+    this.start(QUIET_FIRST_MS);
   }
 
   /** Nobody waits any more, or the turn ended. */

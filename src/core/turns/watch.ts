@@ -267,7 +267,9 @@ export class TurnWatch {
    */
   private async quietRead(): Promise<void> {
     const live = (this.hub?.heardAt?.() ?? 0) > this.quiet.since;
-    if (!this.machine || this.settled || this.closed || this.machine.phase !== "running" || !live) return this.quiet.again();
+    if (!this.machine || this.settled || this.closed || this.machine.phase !== "running") return this.quiet.again();
+    // No data since the quiet began (2.x's heartbeat comes every 15 s): look again soon, the delay unchanged.
+    if (!live) return this.quiet.notLive();
     void (async () => {
       try {
         const snap = await this.read();

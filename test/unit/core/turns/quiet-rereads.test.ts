@@ -1,6 +1,7 @@
 // When a running turn's wait re-reads the server because its stream stays quiet (quiet-rereads.ts):
 // after QUIET_FIRST_MS without news, then at doubling delays up to QUIET_MAX_MS; news puts the read
-// off, and nothing is read once nobody waits.
+// off, nothing is read once nobody waits, and a look that found the stream not live (no data since
+// the quiet began) comes again after the first delay, not a doubled one.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { QUIET_FIRST_MS, QUIET_MAX_MS, QuietRereads } from "../../../../src/core/turns/quiet-rereads.js";
 
@@ -50,5 +51,31 @@ describe("quiet re-reads of a running turn", () => {
     vi.advanceTimersByTime(QUIET_FIRST_MS);
     expect(due).toHaveBeenCalledTimes(2);
     quiet.disarm();
+  });
+
+  it("a look that found the stream not live comes again after the first delay, the quiet counted from its start; a read then doubles as before", () => {
+    const due = vi.fn();
+    const quiet = new QuietRereads(due);
+    quiet.arm();
+    const since = quiet.since;
+    vi.advanceTimersByTime(QUIET_FIRST_MS);
+    expect(due).toHaveBeenCalledTimes(1);
+    // No heartbeat yet (2.x sends one every 15 s): nothing was read.
+    quiet.notLive();
+    expect(quiet.since).toBe(since);
+    vi.advanceTimersByTime(QUIET_FIRST_MS - 1);
+    expect(due).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(1);
+    expect(due).toHaveBeenCalledTimes(2);
+    // This time it read: the next read after a doubled quiet.
+    quiet.again();
+    vi.advanceTimersByTime(2 * QUIET_FIRST_MS - 1);
+    expect(due).toHaveBeenCalledTimes(2);
+    vi.advanceTimersByTime(1);
+    expect(due).toHaveBeenCalledTimes(3);
+    quiet.disarm();
+    quiet.notLive();
+    vi.advanceTimersByTime(QUIET_MAX_MS);
+    expect(due).toHaveBeenCalledTimes(3);
   });
 });
