@@ -51,6 +51,13 @@ async function everyPage(o: Parameters<typeof readAuditPage>[1]): Promise<{ entr
   return { entries, pages };
 }
 
+/** The reader's first line; then the reader is ended, which closes the segment it holds open. */
+async function firstLine<T, R>(lines: AsyncGenerator<T, R>): Promise<IteratorResult<T, R>> {
+  const first = await lines.next();
+  await lines.return(undefined as R);
+  return first;
+}
+
 describe("audit pages", () => {
   it("the newest page reads only the end of the trail, skipping the torn last line", async () => {
     const page = await readAuditPage(path, { limit: 25 });
@@ -80,10 +87,10 @@ describe("audit pages", () => {
     expect(page.scanned).toBeLessThan(1_500 * 120);
     const limit = Date.parse(until) + TIME_SLACK_MS;
     const upper = await cursorAt(path, limit, "upper");
-    const later = await linesBackward(path, { to: upper }).next();
+    const later = await firstLine(linesBackward(path, { to: upper }));
     expect(Date.parse(JSON.parse((later.value as { text: string }).text).time)).toBeGreaterThan(limit);
     const lower = await cursorAt(path, limit, "lower");
-    const earlier = await linesBackward(path, { from: lower }).next();
+    const earlier = await firstLine(linesBackward(path, { from: lower }));
     expect(Date.parse(JSON.parse((earlier.value as { text: string }).text).time)).toBeLessThanOrEqual(limit);
   });
 
