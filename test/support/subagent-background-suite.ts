@@ -111,6 +111,17 @@ export function backgroundSubagentSuite(major: BackgroundMajor): void {
     return got.result as unknown as { status: string; result?: unknown };
   };
 
+  /** `oc_delegate` as a task-augmented call (2026-07-28), settled: the task's handle and its result's structured content. */
+  const delegateAsTask = async (task: string) => {
+    const c = await taskClient(server.url);
+    open.push(c);
+    const execution = await c.session.callTool("oc_delegate", { task });
+    if (execution.kind !== "task") throw new Error(`oc_delegate answered ${execution.kind}, not a task`);
+    const { outcome } = await execution.settle();
+    expect(outcome.status, JSON.stringify(outcome).slice(0, 800)).toBe("completed");
+    return { execution, settled: structuredOf((outcome as { result?: unknown }).result) };
+  };
+
   describe("a background sub-agent in a delegation run as an MCP task", () => {
     it("the task completes with the delegated prompt's turn and keeps that result while and after opencode's notice is answered; oc_result and oc_wait describe the notice's turn", async () => {
       opencode.model.for("scripted").queue(
@@ -120,14 +131,7 @@ export function backgroundSubagentSuite(major: BackgroundMajor): void {
         delay(4_000, text("parent: the child is done")),
       );
       opencode.model.for("backup").queue(delay(4_000, text("child: done")));
-      const c = await taskClient(server.url);
-      open.push(c);
-      const execution = await c.session.callTool("oc_delegate", { task: "start a sub-agent in the background" });
-      expect(execution.kind).toBe("task");
-      if (execution.kind !== "task") return;
-      const { outcome } = await execution.settle();
-      expect(outcome.status, JSON.stringify(outcome).slice(0, 800)).toBe("completed");
-      const settled = structuredOf((outcome as { result?: unknown }).result);
+      const { execution, settled } = await delegateAsTask("start a sub-agent in the background");
 
       // opencode's record then: the delegated prompt's turn over, the child still working.
       const atEnd = await major.record(opencode, settled.session_id);
@@ -173,14 +177,7 @@ export function backgroundSubagentSuite(major: BackgroundMajor): void {
         delay(2_000, text("parent: the child is done")),
       );
       opencode.model.for("backup").queue(text("child: done"));
-      const c = await taskClient(server.url);
-      open.push(c);
-      const execution = await c.session.callTool("oc_delegate", { task: "start a quick sub-agent in the background" });
-      expect(execution.kind).toBe("task");
-      if (execution.kind !== "task") return;
-      const { outcome } = await execution.settle();
-      expect(outcome.status, JSON.stringify(outcome).slice(0, 800)).toBe("completed");
-      const settled = structuredOf((outcome as { result?: unknown }).result);
+      const { execution, settled } = await delegateAsTask("start a quick sub-agent in the background");
 
       // opencode's record then: the notice written while the parent's turn ran, the delegation's turn over.
       const atEnd = await major.record(opencode, settled.session_id);
