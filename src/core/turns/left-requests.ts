@@ -17,8 +17,17 @@ export async function rejectLeftRequests(
 ): Promise<string[]> {
   const { requests } = await blockingRequests(engine, [sessionId]);
   const rejected: string[] = [];
+  // A session's state read once, however many of its requests are listed.
+  const states = new Map<string, Promise<boolean>>();
+  const idle = (id: string) =>
+    states.get(id) ??
+    (states.set(
+      id,
+      engine.runState(id).then((s) => s.type === "idle"),
+    ),
+    states.get(id)!);
   for (const request of requests) {
-    if ((await engine.runState(request.sessionId)).type !== "idle") continue;
+    if (!(await idle(request.sessionId))) continue;
     const answered =
       request.kind === "permission"
         ? engine.answerPermission({ requestId: request.id, sessionId: request.sessionId, decision: "reject" })
